@@ -1,0 +1,26 @@
+//! Backend selection: every CPU-feature probe of the crate lives here.
+//!
+//! Each primitive has one `Copy` enum naming its backends. A generator resolves
+//! its backend once, at construction, with `detect()`, and `match`es it on every
+//! refill. Variants other than `Soft` may only be constructed in this module, after
+//! the CPU was found to support them, so holding one proves the CPU has it.
+//!
+//! The build-time switch `RATCHET_RNG_BACKEND=soft` (see `build.rs`) forces the
+//! portable backends everywhere.
+
+/// The Keccak-p\[1600\] implementation a sponge generator uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeccakBackend {
+    /// The portable, constant-time reference (`keccak/soft.rs`).
+    Soft,
+}
+
+impl KeccakBackend {
+    /// The fastest backend this CPU supports (or `Soft` when forced by
+    /// `RATCHET_RNG_BACKEND=soft`).
+    pub(crate) fn detect() -> Self {
+        // Only the portable backend exists so far; SIMD backends are added here,
+        // behind `cfg(not(ratchet_rng_backend = "soft"))` and run-time probes.
+        Self::Soft
+    }
+}

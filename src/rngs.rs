@@ -1,0 +1,96 @@
+//! The generators. Each is a [`BufferedRng`](buffer::BufferedRng) over a core that
+//! produces whole refills; this module holds what they share.
+
+pub(crate) mod buffer;
+pub(crate) mod shake;
+
+/// The error of the `try_from_os_rng` constructors: the operating system's random
+/// number generator failed (re-exported from `getrandom`).
+#[cfg(feature = "os-rng")]
+pub use getrandom::Error as OsError;
+
+/// Implements, for a generator `$name(BufferedRng<..>)`: the rand_core 0.10
+/// traits (`TryRng<Error = Infallible>` and `TryCryptoRng`, hence `Rng`,
+/// `CryptoRng` and the deprecated `RngCore`), a redacted `Debug`, and the
+/// OS-seeded constructors.
+macro_rules! impl_generator {
+    ($name:ident) => {
+        impl rand_core::TryRng for $name {
+            type Error = core::convert::Infallible;
+
+            #[inline]
+            fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+                Ok(self.0.next_u32())
+            }
+
+            #[inline]
+            fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+                Ok(self.0.next_u64())
+            }
+
+            #[inline]
+            fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+                self.0.fill_bytes(dst);
+                Ok(())
+            }
+        }
+
+        impl rand_core::TryCryptoRng for $name {}
+
+        impl core::fmt::Debug for $name {
+            /// Prints the type name only: the state is secret.
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(concat!(stringify!($name), " { .. }"))
+            }
+        }
+
+        #[cfg(feature = "os-rng")]
+        impl $name {
+            #[doc = concat!("A `", stringify!($name), "` seeded by the operating system's")]
+            /// random number generator (`getrandom`).
+            ///
+            /// # Panics
+            /// If the operating system's generator fails (see
+            /// [`try_from_os_rng`](Self::try_from_os_rng) for the fallible form). This
+            /// is rare and not transient on the platforms `getrandom` supports: it
+            /// means the system has no usable entropy source.
+            #[must_use]
+            pub fn from_os_rng() -> Self {
+                match Self::try_from_os_rng() {
+                    Ok(rng) => rng,
+                    Err(err) => panic!(
+                        concat!(
+                            "ratchet-rng: cannot seed ",
+                            stringify!($name),
+                            ": the operating system's random number generator failed: {}"
+                        ),
+                        err
+                    ),
+                }
+            }
+
+            #[doc = concat!("A `", stringify!($name), "` seeded by the operating system's")]
+            /// random number generator, or the OS error.
+            ///
+            /// # Errors
+            /// [`OsError`](crate::OsError) when the operating system's generator
+            /// fails; nothing is seeded from partial or fallback entropy.
+            pub fn try_from_os_rng() -> Result<Self, crate::OsError> {
+                <Self as rand_core::SeedableRng>::try_from_rng(&mut getrandom::SysRng)
+            }
+        }
+    };
+}
+pub(crate) use impl_generator;
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    /// Compiles only when `T` does not implement `Clone`: with a `Clone` impl the
+    /// call below becomes ambiguous between the two blanket impls.
+    pub(crate) trait NotClone<A> {
+        fn not_clone() {}
+    }
+    impl<T: ?Sized> NotClone<()> for T {}
+    pub(crate) struct IsClone;
+    impl<T: ?Sized + Clone> NotClone<IsClone> for T {}
+}

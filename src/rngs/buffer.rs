@@ -1,0 +1,172 @@
+//! The byte-granular output buffer shared by every generator.
+//!
+//! A generator's core produces its stream in refills of `N` bytes
+//! ([`BlockCore::generate`]); [`BufferedRng`] turns that into a byte stream:
+//!
+//! - `fill_bytes`, `next_u32` and `next_u64` all read the same stream (the integers
+//!   are little-endian reads of the next 4 / 8 bytes), so any interleaving and any
+//!   split of calls gives the bytes of one long `fill_bytes`;
+//! - every byte handed out is zeroed in the buffer at once, so a later memory
+//!   disclosure reveals nothing already served;
+//! - requests of whole refills bypass the buffer: the core writes straight into the
+//!   caller's slice (same bytes, no copy, nothing left behind);
+//! - the buffer is zeroized on drop (the core wipes its own state).
+
+use zeroize::Zeroize;
+
+/// A generator's core: produces the next `N` bytes of its stream per call.
+pub(crate) trait BlockCore<const N: usize> {
+    /// Writes the next `N` bytes of the stream to `out`.
+    fn generate(&mut self, out: &mut [u8; N]);
+
+    /// Writes the next `N * out.len()` bytes; a backend may override this to keep
+    /// several refills inside one SIMD kernel call.
+    fn generate_many(&mut self, out: &mut [[u8; N]]) {
+        for block in out {
+            self.generate(block);
+        }
+    }
+}
+
+/// A byte stream over a [`BlockCore`] that wipes what it serves.
+pub(crate) struct BufferedRng<C, const N: usize> {
+    core: C,
+    /// Bytes `pos..N` are unread output; bytes `..pos` are zero.
+    buf: [u8; N],
+    pos: usize,
+}
+
+impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
+    /// A stream starting at the core's next refill.
+    pub(crate) fn new(core: C) -> Self {
+        Self {
+            core,
+            buf: [0; N],
+            pos: N,
+        }
+    }
+
+    /// Copies the next `dst.len()` bytes of the stream into `dst`.
+    pub(crate) fn fill_bytes(&mut self, mut dst: &mut [u8]) {
+        // 1. What is left in the buffer.
+        dst = self.serve_buffered(dst);
+        if dst.is_empty() {
+            return;
+        }
+        // 2. Whole refills straight into the caller's memory.
+        let (blocks, tail) = dst.as_chunks_mut::<N>();
+        if !blocks.is_empty() {
+            self.core.generate_many(blocks);
+        }
+        // 3. The tail from a fresh buffer.
+        if !tail.is_empty() {
+            self.core.generate(&mut self.buf);
+            self.pos = 0;
+            let rest = self.serve_buffered(tail);
+            debug_assert!(rest.is_empty());
+        }
+    }
+
+    /// The next 4 bytes of the stream, little-endian.
+    #[inline]
+    pub(crate) fn next_u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.next_array())
+    }
+
+    /// The next 8 bytes of the stream, little-endian.
+    #[inline]
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.next_array())
+    }
+
+    #[inline]
+    fn next_array<const K: usize>(&mut self) -> [u8; K] {
+        let mut out = [0u8; K];
+        if let Some(src) = self.buf.get_mut(self.pos..self.pos + K) {
+            // Fast path: all K bytes are buffered.
+            out.copy_from_slice(src);
+            src.fill(0);
+            self.pos += K;
+        } else {
+            self.fill_bytes(&mut out);
+        }
+        out
+    }
+
+    /// Serves as much of `dst` as the buffer holds, wiping what it serves; returns
+    /// the part of `dst` still to fill.
+    fn serve_buffered<'a>(&mut self, dst: &'a mut [u8]) -> &'a mut [u8] {
+        let n = dst.len().min(N - self.pos);
+        let (now, later) = dst.split_at_mut(n);
+        let src = &mut self.buf[self.pos..self.pos + n];
+        now.copy_from_slice(src);
+        src.fill(0);
+        self.pos += n;
+        later
+    }
+
+    /// The buffer's bytes, for tests of the wiping.
+    #[cfg(test)]
+    pub(crate) fn buffer(&self) -> (&[u8; N], usize) {
+        (&self.buf, self.pos)
+    }
+}
+
+impl<C, const N: usize> Drop for BufferedRng<C, N> {
+    fn drop(&mut self) {
+        self.buf.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// A core whose stream is the byte sequence 0, 1, 2, ... (mod 251).
+    struct Counting(u64);
+
+    impl BlockCore<16> for Counting {
+        fn generate(&mut self, out: &mut [u8; 16]) {
+            for b in out {
+                *b = (self.0 % 251) as u8;
+                self.0 += 1;
+            }
+        }
+    }
+
+    fn expected(len: usize) -> Vec<u8> {
+        (0..len as u64).map(|i| (i % 251) as u8).collect()
+    }
+
+    #[test]
+    fn splits_and_integers_read_one_stream() {
+        let mut rng = BufferedRng::new(Counting(0));
+        let mut got = Vec::new();
+        for len in [0usize, 1, 3, 15, 16, 17, 0, 31, 32, 33, 64, 5] {
+            let mut chunk = std::vec![0u8; len];
+            rng.fill_bytes(&mut chunk);
+            got.extend_from_slice(&chunk);
+            got.extend_from_slice(&rng.next_u32().to_le_bytes());
+            got.extend_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        assert_eq!(got, expected(got.len()));
+    }
+
+    #[test]
+    fn served_bytes_are_wiped() {
+        let mut rng = BufferedRng::new(Counting(1));
+        let mut out = [0u8; 5];
+        rng.fill_bytes(&mut out);
+        let _ = rng.next_u64();
+        let (buf, pos) = rng.buffer();
+        assert_eq!(pos, 13);
+        assert!(buf[..pos].iter().all(|&b| b == 0));
+        assert!(buf[pos..].iter().any(|&b| b != 0));
+        // Reading across the boundary leaves a wiped prefix of the new refill.
+        let _ = rng.next_u64();
+        let (buf, pos) = rng.buffer();
+        assert_eq!(pos, 5);
+        assert!(buf[..pos].iter().all(|&b| b == 0));
+    }
+}
