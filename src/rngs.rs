@@ -90,7 +90,7 @@ pub(crate) mod test_util {
     pub(crate) trait NotClone<A> {
         fn not_clone() {}
     }
-    impl<T: ?Sized> NotClone<()> for T {}
+    impl<T> NotClone<()> for T {}
     pub(crate) struct IsClone;
-    impl<T: ?Sized + Clone> NotClone<IsClone> for T {}
+    impl<T: Clone> NotClone<IsClone> for T {}
 }

@@ -1,0 +1,103 @@
+//! Property tests of the crate's SHAKE256 / TurboSHAKE256 against RustCrypto's
+//! independent implementations (`shake` 0.1 and `turboshake` 0.7), for random
+//! messages and output lengths, with absorbs and squeezes split at random points.
+
+use proptest::prelude::*;
+use ratchet_rng::xof::{Shake256, TurboShake256, shake256, turboshake256};
+use shake::{ExtendableOutput, Update, XofReader};
+
+fn oracle_shake(msg: &[u8], len: usize) -> Vec<u8> {
+    let mut h = shake::Shake256::default();
+    h.update(msg);
+    let mut out = vec![0u8; len];
+    h.finalize_xof().read(&mut out);
+    out
+}
+
+/// TurboSHAKE256 from the oracle for one of the domain bytes it is instantiated
+/// with here (its domain byte is a const generic).
+fn oracle_turbo(msg: &[u8], domain: u8, len: usize) -> Vec<u8> {
+    fn run<const D: u8>(msg: &[u8], len: usize) -> Vec<u8> {
+        let mut h = turboshake::CTurboShake256::<D>::default();
+        h.update(msg);
+        let mut out = vec![0u8; len];
+        h.finalize_xof().read(&mut out);
+        out
+    }
+    match domain {
+        0x01 => run::<0x01>(msg, len),
+        0x06 => run::<0x06>(msg, len),
+        0x1F => run::<0x1F>(msg, len),
+        0x7F => run::<0x7F>(msg, len),
+        _ => unreachable!("domain not instantiated"),
+    }
+}
+
+/// Cuts `len` into consecutive pieces at the given (unsorted) cut points.
+fn pieces(len: usize, cuts: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut points: Vec<usize> = cuts.iter().map(|&c| c % (len + 1)).collect();
+    points.push(0);
+    points.push(len);
+    points.sort_unstable();
+    points.windows(2).map(|w| w[0]..w[1]).collect()
+}
+
+fn config() -> ProptestConfig {
+    // Fewer cases under emulation (RATCHET_RNG_PROPTEST_CASES), never zero.
+    let cases = std::env::var("RATCHET_RNG_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256);
+    ProptestConfig::with_cases(cases)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn shake256_matches_oracle(
+        msg in proptest::collection::vec(any::<u8>(), 0..700),
+        out_len in 0usize..1200,
+        absorb_cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        squeeze_cuts in proptest::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let want = oracle_shake(&msg, out_len);
+        let mut h = Shake256::new();
+        for r in pieces(msg.len(), &absorb_cuts) {
+            h.absorb(&msg[r]);
+        }
+        let mut reader = h.finalize();
+        let mut got = vec![0u8; out_len];
+        for r in pieces(out_len, &squeeze_cuts) {
+            reader.squeeze(&mut got[r]);
+        }
+        prop_assert_eq!(&got, &want);
+        if out_len >= 64 {
+            prop_assert_eq!(&shake256::<64>(&msg)[..], &want[..64]);
+        }
+    }
+
+    #[test]
+    fn turboshake256_matches_oracle(
+        msg in proptest::collection::vec(any::<u8>(), 0..700),
+        domain in prop::sample::select(vec![0x01u8, 0x06, 0x1F, 0x7F]),
+        out_len in 0usize..1200,
+        absorb_cuts in proptest::collection::vec(any::<usize>(), 0..6),
+        squeeze_cuts in proptest::collection::vec(any::<usize>(), 0..6),
+    ) {
+        let want = oracle_turbo(&msg, domain, out_len);
+        let mut h = TurboShake256::new(domain).unwrap();
+        for r in pieces(msg.len(), &absorb_cuts) {
+            h.absorb(&msg[r]);
+        }
+        let mut reader = h.finalize();
+        let mut got = vec![0u8; out_len];
+        for r in pieces(out_len, &squeeze_cuts) {
+            reader.squeeze(&mut got[r]);
+        }
+        prop_assert_eq!(&got, &want);
+        if out_len >= 64 {
+            prop_assert_eq!(&turboshake256::<64>(&msg, domain).unwrap()[..], &want[..64]);
+        }
+    }
+}
