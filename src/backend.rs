@@ -24,3 +24,31 @@ impl KeccakBackend {
         Self::Soft
     }
 }
+
+/// The ChaCha implementation a ChaCha generator uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChaChaBackend {
+    /// The portable reference (`chacha/soft.rs`), lane-parallel over 4 blocks.
+    Soft,
+}
+
+impl ChaChaBackend {
+    /// The fastest backend this CPU supports.
+    pub(crate) fn detect() -> Self {
+        Self::Soft
+    }
+}
+
+/// The AES-256 implementation an AES generator uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AesBackend {
+    /// The portable, bitsliced, constant-time reference (`aes/soft.rs`).
+    Soft,
+}
+
+impl AesBackend {
+    /// The fastest backend this CPU supports.
+    pub(crate) fn detect() -> Self {
+        Self::Soft
+    }
+}

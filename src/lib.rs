@@ -6,7 +6,9 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+mod aes;
 mod backend;
+mod chacha;
 mod keccak;
 mod rngs;
 pub mod xof;
@@ -14,4 +16,8 @@ pub mod xof;
 pub use rand_core;
 #[cfg(feature = "os-rng")]
 pub use rngs::OsError;
+pub use rngs::aes_ctr_pool::AesCtrPoolRng;
+pub use rngs::chacha_key_erasure::{
+    ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
+};
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};

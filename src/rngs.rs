@@ -1,8 +1,24 @@
 //! The generators. Each is a [`BufferedRng`](buffer::BufferedRng) over a core that
 //! produces whole refills; this module holds what they share.
 
+pub(crate) mod aes_ctr_pool;
 pub(crate) mod buffer;
+pub(crate) mod chacha_key_erasure;
 pub(crate) mod shake;
+
+/// The 32-byte seed that `from_key` derives from key material of any length:
+/// the first 32 bytes of TurboSHAKE256(`key`, `domain`), one domain byte per
+/// generator (documented on each `from_key`).
+pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
+    let mut xof = match crate::xof::TurboShake256::new(domain) {
+        Ok(xof) => xof,
+        Err(_) => unreachable!("the generators' domain bytes are in 0x01..=0x7F"),
+    };
+    xof.absorb(key);
+    let mut seed = [0u8; 32];
+    xof.finalize().squeeze(&mut seed);
+    seed
+}
 
 /// The error of the `try_from_os_rng` constructors: the operating system's random
 /// number generator failed (re-exported from `getrandom`).

@@ -1,0 +1,94 @@
+//! [`AesCtrPoolRng`]: AES-256-CTR fast key erasure over a 4 KiB pool.
+
+use rand_core::SeedableRng;
+use zeroize::Zeroize;
+
+use super::buffer::{BlockCore, BufferedRng};
+use super::{derive_key, impl_generator};
+use crate::aes::{self, POOL_OUTPUT_BYTES};
+use crate::backend::AesBackend;
+
+/// TurboSHAKE256 domain byte of [`AesCtrPoolRng::from_key`].
+const FROM_KEY_DOMAIN: u8 = 0x41;
+
+/// The refill core: the current AES-256 key.
+struct AesPoolCore {
+    key: [u8; 32],
+    backend: AesBackend,
+}
+
+impl BlockCore<POOL_OUTPUT_BYTES> for AesPoolCore {
+    #[inline]
+    fn generate(&mut self, out: &mut [u8; POOL_OUTPUT_BYTES]) {
+        aes::fill_pools(self.backend, &mut self.key, core::slice::from_mut(out));
+    }
+
+    #[inline]
+    fn generate_many(&mut self, out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+        aes::fill_pools(self.backend, &mut self.key, out);
+    }
+}
+
+impl Drop for AesPoolCore {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+/// AES-256-CTR fast key erasure over a 4 KiB pool.
+///
+/// # Stream
+/// The 32-byte seed is the first AES-256 key `K`. Each refill computes the 4096-byte
+/// AES-256-CTR keystream under `K` with a 128-bit big-endian counter starting at 0
+/// (block `j` is `AES-256_K(j)`); bytes 0..32 of it become the next `K`, bytes
+/// 32..4096 (4064 bytes) are output. Requests of whole pools are generated straight
+/// into the caller's buffer (the same bytes, nothing copied twice).
+///
+/// # Security
+/// Full-round AES-256 (no reduced-round speed trick). Fast key erasure: the key is
+/// replaced at every refill and served bytes are wiped from the pool at once, so
+/// the generator's memory never reveals output already returned. The portable
+/// AES is fixsliced (constant time: no table indexed by a secret); AES hardware is
+/// used where the CPU has it. Not `Clone`; `Debug` prints no state; zeroized on
+/// drop. The generator holds its 4 KiB pool inline: box it if that is too much
+/// stack.
+///
+/// ```
+/// use ratchet_rng::{AesCtrPoolRng, rand_core::{Rng, SeedableRng}};
+///
+/// let mut rng = AesCtrPoolRng::from_seed([0; 32]);
+/// // The first output block is AES-256 of counter block 2 under the zero key
+/// // (blocks 0 and 1 became the next key): ce a7 40 3d ...
+/// assert_eq!(rng.next_u32(), 0x3d40_a7ce);
+/// ```
+pub struct AesCtrPoolRng(BufferedRng<AesPoolCore, POOL_OUTPUT_BYTES>);
+
+impl AesCtrPoolRng {
+    /// A generator keyed by key material of any length: the 32-byte seed is the
+    /// first 32 bytes of TurboSHAKE256(`key`, D = `0x41`).
+    ///
+    /// # Security
+    /// The stream is exactly as secret as `key`; `from_key(&[])` is a valid, public
+    /// stream. Use at least 32 bytes of secret key material for cryptographic use.
+    #[must_use]
+    pub fn from_key(key: &[u8]) -> Self {
+        let mut seed = derive_key(key, FROM_KEY_DOMAIN);
+        let rng = Self::from_seed(seed);
+        seed.zeroize();
+        rng
+    }
+}
+
+impl SeedableRng for AesCtrPoolRng {
+    type Seed = [u8; 32];
+
+    /// The 32-byte seed is the first AES-256 key.
+    fn from_seed(seed: [u8; 32]) -> Self {
+        Self(BufferedRng::new(AesPoolCore {
+            key: seed,
+            backend: AesBackend::detect(),
+        }))
+    }
+}
+
+impl_generator!(AesCtrPoolRng);
