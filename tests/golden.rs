@@ -43,7 +43,7 @@ fn first_bytes<R: Rng>(mut rng: R, len: usize) -> Vec<u8> {
     out
 }
 
-fn seeded<R: Rng + SeedableRng>(pattern: fn(usize) -> u8) -> R {
+fn seeded<R: Rng + SeedableRng>(pattern: SeedPattern) -> R {
     let mut seed = R::Seed::default();
     for (i, b) in seed.as_mut().iter_mut().enumerate() {
         *b = pattern(i);
