@@ -33,8 +33,11 @@ const FROM_KEY_BYTES: usize = 64;
 /// The `from_key` key.
 const KEY: &[u8] = b"ratchet-rng golden from_key";
 
-/// The seeds, by name: a fill pattern for a seed of any length.
-const SEEDS: [(&str, fn(usize) -> u8); 3] =
+/// Byte `i` of a seed of any length.
+type SeedPattern = fn(usize) -> u8;
+
+/// The seeds, by name.
+const SEEDS: [(&str, SeedPattern); 3] =
     [("zero", |_| 0x00), ("iota", |i| i as u8), ("de", |_| 0xde)];
 
 fn first_bytes<R: Rng>(mut rng: R, len: usize) -> Vec<u8> {
