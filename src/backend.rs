@@ -5,8 +5,14 @@
 //! refill. Variants other than `Soft` may only be constructed in this module, after
 //! the CPU was found to support them, so holding one proves the CPU has it.
 //!
-//! The build-time switch `RATCHET_RNG_BACKEND=soft` (see `build.rs`) forces the
-//! portable backends everywhere.
+//! Build-time switches (see `build.rs`) take choices away for testing:
+//! `RATCHET_RNG_BACKEND=soft` forces the portable backends everywhere;
+//! `RATCHET_RNG_NO_AVX512`, `_NO_AVX2`, `_NO_AES`, `_NO_SHA3` remove one family.
+//! Detection never happens at build time.
+
+// ---------------------------------------------------------------------------
+// Keccak
+// ---------------------------------------------------------------------------
 
 /// The Keccak-p\[1600\] implementation a sponge generator uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,11 +25,13 @@ impl KeccakBackend {
     /// The fastest backend this CPU supports (or `Soft` when forced by
     /// `RATCHET_RNG_BACKEND=soft`).
     pub(crate) fn detect() -> Self {
-        // Only the portable backend exists so far; SIMD backends are added here,
-        // behind `cfg(not(ratchet_rng_backend = "soft"))` and run-time probes.
         Self::Soft
     }
 }
+
+// ---------------------------------------------------------------------------
+// ChaCha
+// ---------------------------------------------------------------------------
 
 /// The ChaCha implementation a ChaCha generator uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +46,10 @@ impl ChaChaBackend {
         Self::Soft
     }
 }
+
+// ---------------------------------------------------------------------------
+// AES
+// ---------------------------------------------------------------------------
 
 /// The AES-256 implementation an AES generator uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
