@@ -10,6 +10,13 @@
 //! `RATCHET_RNG_NO_AVX512`, `_NO_AVX2`, `_NO_AES`, `_NO_SHA3` remove one family.
 //! Detection never happens at build time.
 
+/// Proof that run-time detection found a CPU feature: only this module can make
+/// one (its field is private), so an enum variant holding it can only come from
+/// `detect()` / `available()` here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code, reason = "held by the SIMD variants as they are added")]
+pub(crate) struct Detected(());
+
 // ---------------------------------------------------------------------------
 // Keccak
 // ---------------------------------------------------------------------------
