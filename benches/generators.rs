@@ -1,5 +1,6 @@
 //! Throughput of the generators against baselines, in the same criterion groups:
-//! `rand`'s `StdRng` and RustCrypto's SHAKE256 / TurboSHAKE256 XOF readers.
+//! `rand`'s `StdRng` (ChaCha12), RustCrypto's `ChaCha8Rng` / `ChaCha12Rng`, its
+//! SHAKE256 / TurboSHAKE256 XOF readers and its AES-256-CTR (`aes` + `ctr`).
 //!
 //! `cargo bench` (default build flags: no `target-cpu=native`); HTML reports with
 //! plots land in `target/criterion/report/index.html`. Group names are the
@@ -7,25 +8,146 @@
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use aes::cipher::{KeyIvInit, StreamCipher};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use rand::rngs::StdRng;
 use rand_core::{Rng, SeedableRng};
-use ratchet_rng::{ShakeRng, TurboShakeRng};
+use ratchet_rng::{
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
+    TurboShakeRng,
+};
 use shake::{ExtendableOutput, Update, XofReader};
 
 /// Request sizes of the `fill_bytes` groups: small, page, bulk.
 const FILL_SIZES: [usize; 3] = [32, 4096, 512 * 1024];
 
-fn turboshake_reader() -> turboshake::TurboShake256Reader {
-    let mut h = turboshake::TurboShake256::default();
-    h.update(&[7u8; 136]);
-    h.finalize_xof()
+type Aes256Ctr = ctr::Ctr128BE<aes::Aes256>;
+
+/// Something that writes pseudorandom bytes: a generator or a baseline keystream.
+trait Source {
+    fn fill(&mut self, buf: &mut [u8]);
+    fn u64(&mut self) -> u64 {
+        let mut v = [0u8; 8];
+        self.fill(&mut v);
+        u64::from_le_bytes(v)
+    }
 }
 
-fn shake_reader() -> shake::Shake256Reader {
-    let mut h = shake::Shake256::default();
-    h.update(&[7u8; 136]);
-    h.finalize_xof()
+/// A `rand_core` generator.
+struct Gen<R>(R);
+
+impl<R: Rng> Source for Gen<R> {
+    fn fill(&mut self, buf: &mut [u8]) {
+        self.0.fill_bytes(buf);
+    }
+    fn u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+}
+
+impl Source for turboshake::TurboShake256Reader {
+    fn fill(&mut self, buf: &mut [u8]) {
+        self.read(buf);
+    }
+}
+
+impl Source for shake::Shake256Reader {
+    fn fill(&mut self, buf: &mut [u8]) {
+        self.read(buf);
+    }
+}
+
+/// AES-256-CTR keystream: `apply_keystream` on a zeroed buffer, as a user of the
+/// `aes` crate would get random bytes from it.
+impl Source for Aes256Ctr {
+    fn fill(&mut self, buf: &mut [u8]) {
+        buf.fill(0);
+        self.apply_keystream(buf);
+    }
+}
+
+/// What a group measures.
+enum Op<'a> {
+    /// `fill_bytes` into this buffer.
+    Fill(&'a mut [u8]),
+    /// One `u64`.
+    U64,
+}
+
+/// Benches one contender (statically dispatched, as a user's code would be).
+fn bench<S: Source>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut s: S, op: &mut Op) {
+    match op {
+        Op::Fill(buf) => group.bench_function(name, |b| b.iter(|| s.fill(black_box(buf)))),
+        Op::U64 => group.bench_function(name, |b| b.iter(|| black_box(s.u64()))),
+    };
+}
+
+/// Every contender, freshly seeded, in one group.
+fn bench_all(group: &mut BenchmarkGroup<'_, WallTime>, mut op: Op) {
+    let op = &mut op;
+    bench(
+        group,
+        "TurboShakeRng",
+        Gen(TurboShakeRng::seed_from_u64(1)),
+        op,
+    );
+    bench(group, "ShakeRng", Gen(ShakeRng::seed_from_u64(1)), op);
+    bench(
+        group,
+        "ChaChaKeyErasureRng",
+        Gen(ChaChaKeyErasureRng::seed_from_u64(1)),
+        op,
+    );
+    bench(
+        group,
+        "ChaCha12KeyErasureRng",
+        Gen(ChaCha12KeyErasureRng::seed_from_u64(1)),
+        op,
+    );
+    bench(
+        group,
+        "ChaCha20KeyErasureRng",
+        Gen(ChaCha20KeyErasureRng::seed_from_u64(1)),
+        op,
+    );
+    bench(
+        group,
+        "AesCtrPoolRng",
+        Gen(AesCtrPoolRng::seed_from_u64(1)),
+        op,
+    );
+    bench(group, "rand StdRng", Gen(StdRng::seed_from_u64(1)), op);
+    bench(
+        group,
+        "chacha20 ChaCha8Rng",
+        Gen(chacha20::ChaCha8Rng::seed_from_u64(1)),
+        op,
+    );
+    bench(
+        group,
+        "chacha20 ChaCha12Rng",
+        Gen(chacha20::ChaCha12Rng::seed_from_u64(1)),
+        op,
+    );
+    let mut turbo = turboshake::TurboShake256::default();
+    turbo.update(&[7u8; 136]);
+    bench(
+        group,
+        "RustCrypto TurboShake256 reader",
+        turbo.finalize_xof(),
+        op,
+    );
+    let mut shake = shake::Shake256::default();
+    shake.update(&[7u8; 136]);
+    bench(
+        group,
+        "RustCrypto Shake256 reader",
+        shake.finalize_xof(),
+        op,
+    );
+    let ctr = Aes256Ctr::new(&[7u8; 32].into(), &[0u8; 16].into());
+    bench(group, "RustCrypto AES-256-CTR", ctr, op);
 }
 
 fn fill_bytes(c: &mut Criterion) {
@@ -33,29 +155,7 @@ fn fill_bytes(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("fill_bytes/{size}"));
         group.throughput(Throughput::Bytes(size as u64));
         let mut buf = vec![0u8; size];
-
-        let mut rng = TurboShakeRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::from_parameter("TurboShakeRng"), |b| {
-            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
-        });
-        let mut rng = ShakeRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::from_parameter("ShakeRng"), |b| {
-            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
-        });
-        let mut rng = StdRng::seed_from_u64(1);
-        group.bench_function(BenchmarkId::from_parameter("rand StdRng"), |b| {
-            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
-        });
-        let mut reader = turboshake_reader();
-        group.bench_function(
-            BenchmarkId::from_parameter("RustCrypto TurboShake256 reader"),
-            |b| b.iter(|| reader.read(black_box(&mut buf))),
-        );
-        let mut reader = shake_reader();
-        group.bench_function(
-            BenchmarkId::from_parameter("RustCrypto Shake256 reader"),
-            |b| b.iter(|| reader.read(black_box(&mut buf))),
-        );
+        bench_all(&mut group, Op::Fill(&mut buf));
         group.finish();
     }
 }
@@ -63,44 +163,31 @@ fn fill_bytes(c: &mut Criterion) {
 fn next_u64(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_u64");
     group.throughput(Throughput::Bytes(8));
-    let mut rng = TurboShakeRng::seed_from_u64(1);
-    group.bench_function("TurboShakeRng", |b| b.iter(|| black_box(rng.next_u64())));
-    let mut rng = ShakeRng::seed_from_u64(1);
-    group.bench_function("ShakeRng", |b| b.iter(|| black_box(rng.next_u64())));
-    let mut rng = StdRng::seed_from_u64(1);
-    group.bench_function("rand StdRng", |b| b.iter(|| black_box(rng.next_u64())));
-    let mut reader = turboshake_reader();
-    group.bench_function("RustCrypto TurboShake256 reader", |b| {
-        b.iter(|| {
-            let mut v = [0u8; 8];
-            reader.read(&mut v);
-            black_box(u64::from_le_bytes(v))
-        })
-    });
+    bench_all(&mut group, Op::U64);
     group.finish();
 }
 
-/// Construction from a seed plus the first 8 bytes (the first refill), which is
-/// what "seeding" costs a user.
+/// Construction from a fixed seed plus the first 8 bytes (the first refill): what
+/// seeding costs a user.
 fn seeding(c: &mut Criterion) {
+    fn first<R: Rng>(mut rng: R) -> u64 {
+        rng.next_u64()
+    }
     let mut group = c.benchmark_group("seeding");
     group.bench_function("TurboShakeRng", |b| {
-        b.iter(|| TurboShakeRng::from_seed(black_box([7u8; 136]).into()).next_u64())
+        b.iter(|| first(TurboShakeRng::from_seed(black_box([7u8; 136]).into())))
     });
     group.bench_function("ShakeRng", |b| {
-        b.iter(|| ShakeRng::from_seed(black_box([7u8; 136]).into()).next_u64())
+        b.iter(|| first(ShakeRng::from_seed(black_box([7u8; 136]).into())))
+    });
+    group.bench_function("ChaChaKeyErasureRng", |b| {
+        b.iter(|| first(ChaChaKeyErasureRng::from_seed(black_box([7u8; 32]))))
+    });
+    group.bench_function("AesCtrPoolRng", |b| {
+        b.iter(|| first(AesCtrPoolRng::from_seed(black_box([7u8; 32]))))
     });
     group.bench_function("rand StdRng", |b| {
-        b.iter(|| StdRng::from_seed(black_box([7u8; 32])).next_u64())
-    });
-    group.bench_function("RustCrypto TurboShake256 reader", |b| {
-        b.iter(|| {
-            let mut h = turboshake::TurboShake256::default();
-            h.update(black_box(&[7u8; 136]));
-            let mut v = [0u8; 8];
-            h.finalize_xof().read(&mut v);
-            black_box(v)
-        })
+        b.iter(|| first(StdRng::from_seed(black_box([7u8; 32]))))
     });
     group.finish();
 }

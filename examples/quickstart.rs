@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt, SeedableRng};
-use ratchet_rng::{ShakeRng, TurboShakeRng};
+use ratchet_rng::{
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
+    TurboShakeRng,
+};
 
 /// Fills a 64 KiB buffer repeatedly for about `budget` and returns MiB/s.
 fn throughput<R: Rng>(rng: &mut R, budget: Duration) -> f64 {
@@ -46,16 +49,37 @@ fn demo<R: Rng + SeedableRng>(name: &str, os_seeded: &mut R, fixed: &mut R) {
 }
 
 fn main() {
-    let seed: [u8; 136] = core::array::from_fn(|i| i as u8);
+    let seed136: [u8; 136] = core::array::from_fn(|i| i as u8);
+    let seed32: [u8; 32] = core::array::from_fn(|i| i as u8);
     demo(
-        "TurboShakeRng (TurboSHAKE256, RandomSHAKE-compatible)",
+        "TurboShakeRng (TurboSHAKE256 sponge with ratchet, RandomSHAKE-compatible)",
         &mut TurboShakeRng::from_os_rng(),
-        &mut TurboShakeRng::from_seed(seed.into()),
+        &mut TurboShakeRng::from_seed(seed136.into()),
     );
     demo(
-        "ShakeRng (SHAKE256, RandomSHAKE-compatible)",
+        "ShakeRng (SHAKE256 sponge with ratchet, RandomSHAKE-compatible)",
         &mut ShakeRng::from_os_rng(),
-        &mut ShakeRng::from_seed(seed.into()),
+        &mut ShakeRng::from_seed(seed136.into()),
+    );
+    demo(
+        "ChaChaKeyErasureRng (ChaCha8 fast key erasure, Go chacha8rand-compatible)",
+        &mut ChaChaKeyErasureRng::from_os_rng(),
+        &mut ChaChaKeyErasureRng::from_seed(seed32),
+    );
+    demo(
+        "ChaCha12KeyErasureRng (the same layout, 12 rounds)",
+        &mut ChaCha12KeyErasureRng::from_os_rng(),
+        &mut ChaCha12KeyErasureRng::from_seed(seed32),
+    );
+    demo(
+        "ChaCha20KeyErasureRng (the same layout, 20 rounds)",
+        &mut ChaCha20KeyErasureRng::from_os_rng(),
+        &mut ChaCha20KeyErasureRng::from_seed(seed32),
+    );
+    demo(
+        "AesCtrPoolRng (AES-256-CTR fast key erasure over a 4 KiB pool)",
+        &mut AesCtrPoolRng::from_os_rng(),
+        &mut AesCtrPoolRng::from_seed(seed32),
     );
     let mut baseline = rand::rngs::StdRng::seed_from_u64(0);
     println!(
