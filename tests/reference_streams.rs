@@ -16,19 +16,13 @@
 mod common;
 
 use chacha20::cipher::{KeyIvInit, StreamCipher};
-use common::{field, hex};
+use common::{field, hex, one_fill};
 use ratchet_rng::rand_core::{Rng, SeedableRng};
 use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
 
 const GO_FILE: &str = include_str!("data/chacha8rand.txt");
-
-fn one_fill<R: Rng>(rng: &mut R, len: usize) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    rng.fill_bytes(&mut out);
-    out
-}
 
 fn go_seed(name: &str) -> [u8; 32] {
     hex(field(GO_FILE, &format!("{name}_seed")))

@@ -3,30 +3,18 @@
 //! an independent implementation (RustCrypto), and the ratchet then departs from
 //! it; `SpongeSeed`'s conversions.
 
+mod common;
+
+use common::{one_fill, proptest_config};
 use proptest::prelude::*;
-use ratchet_rng::rand_core::Rng;
 use ratchet_rng::{ShakeRng, SpongeSeed, TurboShakeRng};
 use shake::{ExtendableOutput, Update, XofReader};
 
 /// Output bytes between two ratchets.
 const PERIOD: usize = 1088;
 
-fn one_fill<R: Rng>(rng: &mut R, len: usize) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    rng.fill_bytes(&mut out);
-    out
-}
-
-fn config() -> ProptestConfig {
-    let cases = std::env::var("RATCHET_RNG_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
-    ProptestConfig::with_cases(cases)
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(proptest_config(256))]
     /// The first ratchet period is the plain XOF output of the key, computed by an
     /// independent implementation.
     #[test]

@@ -11,6 +11,9 @@
 //! - hygiene visible from outside: `Debug` prints no state, no `Clone`;
 //! - the generators drive `rand` 0.10 as `CryptoRng`s.
 
+mod common;
+
+use common::{one_fill, proptest_config};
 use proptest::prelude::*;
 use rand::RngExt;
 use ratchet_rng::rand_core::{CryptoRng, Rng, SeedableRng, TryRng};
@@ -65,21 +68,6 @@ fn run_ops<R: Rng>(rng: &mut R, ops: &[Op]) -> Vec<u8> {
     out
 }
 
-fn one_fill<R: Rng>(rng: &mut R, len: usize) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    rng.fill_bytes(&mut out);
-    out
-}
-
-fn config() -> ProptestConfig {
-    // Fewer cases under emulation (RATCHET_RNG_PROPTEST_CASES), never zero.
-    let cases = std::env::var("RATCHET_RNG_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(128);
-    ProptestConfig::with_cases(cases)
-}
-
 /// Compiles only when `T` is not `Clone` (with `Clone` the call is ambiguous).
 trait NotClone<A> {
     fn not_clone() {}
@@ -94,7 +82,7 @@ macro_rules! generator_tests {
             use super::*;
 
             proptest! {
-                #![proptest_config(config())]
+                #![proptest_config(proptest_config(128))]
 
                 #[test]
                 fn op_sequences_read_one_stream(

@@ -2,6 +2,9 @@
 //! independent implementations (`shake` 0.1 and `turboshake` 0.7), for random
 //! messages and output lengths, with absorbs and squeezes split at random points.
 
+mod common;
+
+use common::proptest_config;
 use proptest::prelude::*;
 use ratchet_rng::xof::{Shake256, TurboShake256, shake256, turboshake256};
 use shake::{ExtendableOutput, Update, XofReader};
@@ -42,17 +45,8 @@ fn pieces(len: usize, cuts: &[usize]) -> Vec<std::ops::Range<usize>> {
     points.windows(2).map(|w| w[0]..w[1]).collect()
 }
 
-fn config() -> ProptestConfig {
-    // Fewer cases under emulation (RATCHET_RNG_PROPTEST_CASES), never zero.
-    let cases = std::env::var("RATCHET_RNG_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
-    ProptestConfig::with_cases(cases)
-}
-
 proptest! {
-    #![proptest_config(config())]
+    #![proptest_config(proptest_config(256))]
 
     #[test]
     fn shake256_matches_oracle(

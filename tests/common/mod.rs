@@ -19,3 +19,21 @@ pub fn field<'a>(file: &'a str, key: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no field {key}"))
         .trim()
 }
+
+/// The next `len` bytes of `rng`, from one `fill_bytes`.
+pub fn one_fill<R: ratchet_rng::rand_core::Rng>(rng: &mut R, len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; len];
+    rng.fill_bytes(&mut out);
+    out
+}
+
+/// Proptest cases per property: `default`, or `RATCHET_RNG_PROPTEST_CASES` (CI
+/// lowers it under emulation; never zero).
+pub fn proptest_config(default: u32) -> proptest::prelude::ProptestConfig {
+    let cases = std::env::var("RATCHET_RNG_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default);
+    proptest::prelude::ProptestConfig::with_cases(cases)
+}
