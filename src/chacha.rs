@@ -6,6 +6,28 @@
 
 pub(crate) mod soft;
 
+// Each SIMD backend is compiled exactly when its `ChaChaBackend` variant
+// exists (same conditions as in `backend.rs`).
+#[cfg(all(
+    target_arch = "aarch64",
+    target_endian = "little",
+    not(ratchet_rng_backend = "soft")
+))]
+mod aarch64_neon;
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_avx2)
+))]
+mod x86_avx2;
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_avx2),
+    not(ratchet_rng_no_avx512)
+))]
+mod x86_avx512;
+
 use crate::backend::ChaChaBackend;
 pub(crate) use soft::KEY_PERIOD_OUTPUT_BYTES;
 
@@ -17,7 +39,224 @@ pub(crate) fn key_period<const ROUNDS: usize>(
     key: &mut [u32; 8],
     out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES],
 ) {
+    key_periods::<ROUNDS>(backend, key, core::slice::from_mut(out));
+}
+
+/// `out.len()` consecutive key periods with `ROUNDS` rounds: period `i` is
+/// computed under the key left by period `i - 1`, and `key` ends as the key
+/// after the last one. The same bytes as `out.len()` calls of [`key_period`],
+/// in one call of the backend's kernel.
+#[inline]
+pub(crate) fn key_periods<const ROUNDS: usize>(
+    backend: ChaChaBackend,
+    key: &mut [u32; 8],
+    out: &mut [[u8; KEY_PERIOD_OUTPUT_BYTES]],
+) {
     match backend {
-        ChaChaBackend::Soft => soft::key_period::<ROUNDS>(key, out),
+        ChaChaBackend::Soft => {
+            for period in out {
+                soft::key_period::<ROUNDS>(key, period);
+            }
+        }
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_avx2)
+        ))]
+        // SAFETY: the CPU supports the kernel's `avx2` target feature: the
+        // variant holds a `Detected`, which `backend.rs` makes only after
+        // `cpufeatures` found AVX2.
+        ChaChaBackend::X86Avx2(_) => unsafe { x86_avx2::key_periods::<ROUNDS>(key, out) },
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_avx2),
+            not(ratchet_rng_no_avx512)
+        ))]
+        // SAFETY: the CPU supports the kernel's `avx512f` target feature: the
+        // variant holds a `Detected`, which `backend.rs` makes only after
+        // `cpufeatures` found AVX-512F.
+        ChaChaBackend::X86Avx512(_) => unsafe { x86_avx512::key_periods::<ROUNDS>(key, out) },
+        #[cfg(all(
+            target_arch = "aarch64",
+            target_endian = "little",
+            not(ratchet_rng_backend = "soft")
+        ))]
+        // SAFETY: the CPU supports the kernel's `neon` target feature: the
+        // variant holds a `Detected`, which `backend.rs` makes only after
+        // `cpufeatures` found NEON.
+        ChaChaBackend::Aarch64Neon(_) => unsafe { aarch64_neon::key_periods::<ROUNDS>(key, out) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every backend this CPU and build allow, against the portable
+    //! specification (`soft`), whose own vectors (RFC 8439, Go's chacha8rand,
+    //! the C2SP sample, the `chacha20` crate) are in `soft.rs`.
+
+    extern crate std;
+
+    use super::*;
+    use crate::chacha::soft::KEY_WORDS;
+    use rand::rngs::StdRng;
+    use rand::{RngExt, SeedableRng};
+    use std::collections::BTreeSet;
+    use std::string::String;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// The ChaCha backends' names; `RATCHET_RNG_EXPECT_BACKENDS` may also name
+    /// other primitives' backends, which these tests ignore.
+    const SIMD_NAMES: [&str; 3] = ["x86_avx2", "x86_avx512", "aarch64_neon"];
+
+    /// Batch sizes in key periods: none, one, and around small powers of two.
+    const BATCH_PERIODS: [usize; 6] = [0, 1, 2, 3, 5, 17];
+
+    /// Random keys per round count and batch size.
+    const KEYS: usize = 8;
+
+    /// `periods` chained key periods from `key` through `key_periods`, and
+    /// the key after them.
+    fn run<const ROUNDS: usize>(
+        backend: ChaChaBackend,
+        key: [u32; KEY_WORDS],
+        periods: usize,
+    ) -> (Vec<[u8; KEY_PERIOD_OUTPUT_BYTES]>, [u32; KEY_WORDS]) {
+        let mut key = key;
+        // Poisoned, so an unwritten byte cannot pass for a zero.
+        let mut out = vec![[0xA5; KEY_PERIOD_OUTPUT_BYTES]; periods];
+        key_periods::<ROUNDS>(backend, &mut key, &mut out);
+        (out, key)
+    }
+
+    /// Runs `backend` against `soft` for `ROUNDS` rounds over random keys and
+    /// every batch size, batched and one period per call.
+    fn check_against_soft<const ROUNDS: usize>(backend: ChaChaBackend, rng: &mut StdRng) {
+        let name = backend.name();
+        for periods in BATCH_PERIODS {
+            for _ in 0..KEYS {
+                let key: [u32; KEY_WORDS] = rng.random();
+                let expected = run::<ROUNDS>(ChaChaBackend::Soft, key, periods);
+                assert!(
+                    run::<ROUNDS>(backend, key, periods) == expected,
+                    "{name}, ChaCha{ROUNDS}, {periods} periods, key {key:08x?}"
+                );
+
+                // One period per call (`key_period`) chains the same way.
+                let mut one_key = key;
+                for (i, expected_period) in expected.0.iter().enumerate() {
+                    let mut period = [0x5A; KEY_PERIOD_OUTPUT_BYTES];
+                    key_period::<ROUNDS>(backend, &mut one_key, &mut period);
+                    assert!(
+                        period == *expected_period,
+                        "{name}, ChaCha{ROUNDS}, period {i} by key_period"
+                    );
+                }
+                assert_eq!(one_key, expected.1, "{name}, ChaCha{ROUNDS}, next key");
+            }
+        }
+    }
+
+    /// The ChaCha backend names in `RATCHET_RNG_EXPECT_BACKENDS`.
+    fn expected_names() -> BTreeSet<String> {
+        std::env::var("RATCHET_RNG_EXPECT_BACKENDS")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|name| SIMD_NAMES.contains(name))
+            .map(String::from)
+            .collect()
+    }
+
+    // The one cross-backend helper: every available backend equals `soft` for
+    // 8, 12 and 20 rounds, and every ChaCha backend named in
+    // `RATCHET_RNG_EXPECT_BACKENDS` was among them.
+    #[test]
+    fn backends_match_soft() {
+        let mut rng = StdRng::seed_from_u64(0x0c4a_c4a8);
+        let mut ran = BTreeSet::new();
+        for backend in ChaChaBackend::available() {
+            check_against_soft::<8>(backend, &mut rng);
+            check_against_soft::<12>(backend, &mut rng);
+            check_against_soft::<20>(backend, &mut rng);
+            ran.insert(String::from(backend.name()));
+        }
+        std::eprintln!("ChaCha backends tested: {ran:?}");
+        assert!(ran.contains("soft"));
+        let missing: Vec<_> = expected_names().difference(&ran).cloned().collect();
+        assert!(
+            missing.is_empty(),
+            "RATCHET_RNG_EXPECT_BACKENDS names ChaCha backends that did not run: {missing:?} \
+             (ran: {ran:?})"
+        );
+    }
+
+    // Go's chacha8rand `read4096` vector through every backend (a second,
+    // independent anchor besides `soft`).
+    #[test]
+    fn backends_match_go_vector() {
+        let vectors = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/chacha8rand.txt"
+        ));
+        let field = |name: &str| -> Vec<u8> {
+            let hex = vectors
+                .lines()
+                .find_map(|line| line.strip_prefix(name)?.strip_prefix(": "))
+                .unwrap_or_else(|| panic!("{name} missing"));
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let seed = field("chacha8rand_seed_i_seed");
+        let expected = field("chacha8rand_seed_i_read4096");
+        for backend in ChaChaBackend::available() {
+            let mut key: [u32; KEY_WORDS] = core::array::from_fn(|i| {
+                u32::from_le_bytes(seed[4 * i..4 * i + 4].try_into().unwrap())
+            });
+            let periods = expected.len().div_ceil(KEY_PERIOD_OUTPUT_BYTES);
+            let mut out = vec![[0u8; KEY_PERIOD_OUTPUT_BYTES]; periods];
+            key_periods::<8>(backend, &mut key, &mut out);
+            assert!(
+                out.as_flattened()[..expected.len()] == expected[..],
+                "{}",
+                backend.name()
+            );
+        }
+    }
+
+    // `detect()` picks an available backend, and the build switches remove
+    // what they say: `soft` leaves only `Soft`; `no_avx512` removes AVX-512;
+    // `no_avx2` removes AVX2 and AVX-512.
+    #[test]
+    fn detect_honours_build_cfgs() {
+        let detected = ChaChaBackend::detect();
+        let available: Vec<_> = ChaChaBackend::available()
+            .map(ChaChaBackend::name)
+            .collect();
+        assert_eq!(available[0], "soft");
+        assert!(available.contains(&detected.name()));
+        // The fastest available is chosen: the last of the list (soft, then
+        // SIMD backends in increasing speed).
+        assert_eq!(Some(&detected.name()), available.last());
+
+        let soft_only = cfg!(ratchet_rng_backend = "soft");
+        let no_avx2 = soft_only || cfg!(ratchet_rng_no_avx2);
+        let no_avx512 = no_avx2 || cfg!(ratchet_rng_no_avx512);
+        if soft_only {
+            assert_eq!(detected, ChaChaBackend::Soft);
+            assert_eq!(available, ["soft"]);
+        }
+        if no_avx2 {
+            assert!(!available.contains(&"x86_avx2"));
+        }
+        if no_avx512 {
+            assert!(!available.contains(&"x86_avx512"));
+        }
+        if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert_eq!(available, ["soft"]);
+        }
     }
 }

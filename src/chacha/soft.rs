@@ -81,7 +81,7 @@ pub(crate) const KEY_PERIOD_OUTPUT_BYTES: usize = KEY_PERIOD_BYTES - KEY_BYTES;
 
 /// Returns `ROUNDS / 2`, failing to compile unless `ROUNDS` is even and
 /// positive (ChaCha's rounds come in column/diagonal pairs).
-const fn double_rounds<const ROUNDS: usize>() -> usize {
+pub(crate) const fn double_rounds<const ROUNDS: usize>() -> usize {
     assert!(
         ROUNDS > 0 && ROUNDS.is_multiple_of(2),
         "ChaCha needs a positive, even number of rounds"

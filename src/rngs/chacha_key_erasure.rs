@@ -32,6 +32,11 @@ impl<const ROUNDS: usize> BlockCore<KEY_PERIOD_OUTPUT_BYTES> for ChaChaCore<ROUN
     fn generate(&mut self, out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES]) {
         chacha::key_period::<ROUNDS>(self.backend, &mut self.key, out);
     }
+
+    #[inline]
+    fn generate_many(&mut self, out: &mut [[u8; KEY_PERIOD_OUTPUT_BYTES]]) {
+        chacha::key_periods::<ROUNDS>(self.backend, &mut self.key, out);
+    }
 }
 
 impl<const ROUNDS: usize> Drop for ChaChaCore<ROUNDS> {
