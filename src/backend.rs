@@ -234,15 +234,246 @@ impl ChaChaBackend {
 // ---------------------------------------------------------------------------
 
 /// The AES-256 implementation an AES generator uses.
+///
+/// The instruction-set variants exist only where the build allows them:
+///
+/// - `RATCHET_RNG_BACKEND=soft` (`ratchet_rng_backend = "soft"`) leaves only
+///   `Soft`;
+/// - `RATCHET_RNG_NO_AES` (`ratchet_rng_no_aes`) removes every AES-instruction
+///   backend, x86_64 and aarch64;
+/// - `RATCHET_RNG_NO_AVX512` (`ratchet_rng_no_avx512`) removes `X86Vaes512`;
+/// - `RATCHET_RNG_NO_AVX2` (`ratchet_rng_no_avx2`) removes `X86Vaes256` and
+///   also `X86Vaes512` (AVX-512 implies AVX2, and a "no AVX2" run is meant to
+///   exercise the 128-bit AES-NI code).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AesBackend {
     /// The portable, bitsliced, constant-time reference (`aes/soft.rs`).
     Soft,
+    /// AES-NI on 128-bit registers, eight blocks in flight (`aes/x86_aesni.rs`).
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(ratchet_rng_backend = "soft"),
+        not(ratchet_rng_no_aes)
+    ))]
+    X86Aesni(Detected),
+    /// VAES on 256-bit registers (AVX2 + VAES), two blocks per register
+    /// (`aes/x86_vaes256.rs`).
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(ratchet_rng_backend = "soft"),
+        not(ratchet_rng_no_aes),
+        not(ratchet_rng_no_avx2)
+    ))]
+    X86Vaes256(Detected),
+    /// VAES on 512-bit registers (AVX512F + VAES), four blocks per register
+    /// (`aes/x86_vaes512.rs`).
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(ratchet_rng_backend = "soft"),
+        not(ratchet_rng_no_aes),
+        not(ratchet_rng_no_avx2),
+        not(ratchet_rng_no_avx512)
+    ))]
+    X86Vaes512(Detected),
+    /// The ARMv8 Cryptography Extension, AESE/AESMC (`aes/aarch64_aes.rs`).
+    #[cfg(all(
+        target_arch = "aarch64",
+        not(ratchet_rng_backend = "soft"),
+        not(ratchet_rng_no_aes)
+    ))]
+    Aarch64Aes(Detected),
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_aes)
+))]
+cpufeatures::new!(aes_x86_aesni, "aes");
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_aes),
+    not(ratchet_rng_no_avx2)
+))]
+cpufeatures::new!(aes_x86_avx2, "aes", "avx2");
+
+// `cpufeatures` 0.3 checks its "vaes" together with the OS's ZMM state, which
+// is right for this backend (it needs AVX-512) but not for VAES on YMM.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_aes),
+    not(ratchet_rng_no_avx2),
+    not(ratchet_rng_no_avx512)
+))]
+cpufeatures::new!(aes_x86_vaes512, "aes", "avx512f", "vaes");
+
+#[cfg(all(
+    target_arch = "aarch64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_aes)
+))]
+cpufeatures::new!(aes_aarch64, "aes");
+
+/// Whether CPUID reports VAES (leaf 7, subleaf 0, ECX bit 9), whatever the
+/// OS's AVX-512 state. The caller checks AVX2 and the OS's YMM state (through
+/// `cpufeatures`'s "avx2"), which is all VAES on YMM registers needs. The
+/// answer is cached: CPUID is slow, and traps to the hypervisor in a VM.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(ratchet_rng_backend = "soft"),
+    not(ratchet_rng_no_aes),
+    not(ratchet_rng_no_avx2)
+))]
+fn cpuid_has_vaes() -> bool {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
+    const UNKNOWN: u8 = u8::MAX;
+    static CACHE: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+    let cached = CACHE.load(Relaxed);
+    if cached != UNKNOWN {
+        return cached == 1;
+    }
+    #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
+    // SAFETY: every x86_64 CPU has the CPUID instruction; it has no other
+    // precondition (it reads no memory).
+    let max_leaf = unsafe { __cpuid(0) }.eax;
+    let has_vaes = max_leaf >= 7 && {
+        #[allow(
+            unused_unsafe,
+            reason = "`__cpuid_count` is an unsafe fn on the MSRV (1.89)"
+        )]
+        // SAFETY: every x86_64 CPU has the CPUID instruction; it has no other
+        // precondition, and leaf 7 exists (checked above against the highest
+        // basic leaf, so the answer is not another leaf's).
+        let leaf7 = unsafe { __cpuid_count(7, 0) };
+        leaf7.ecx & (1 << 9) != 0
+    };
+    CACHE.store(u8::from(has_vaes), Relaxed);
+    has_vaes
 }
 
 impl AesBackend {
-    /// The fastest backend this CPU supports.
+    /// The fastest backend this CPU supports (and the build allows).
+    ///
+    /// The order is by measurement on a VAES-512 machine (Sapphire Rapids, see
+    /// `benches/generators.rs`): VAES-512, then VAES-256, then AES-NI, then the
+    /// portable code; ARMv8 AES when the CPU has it.
     pub(crate) fn detect() -> Self {
-        Self::Soft
+        // `available()` lists Soft first and the others slowest to fastest.
+        Self::available().last().unwrap_or(Self::Soft)
+    }
+
+    /// Every backend this CPU supports and the build allows: `Soft` first, then
+    /// the others from slowest to fastest.
+    pub(crate) fn available() -> impl Iterator<Item = Self> {
+        [
+            Some(Self::Soft),
+            Self::x86_aesni(),
+            Self::x86_vaes256(),
+            Self::x86_vaes512(),
+            Self::aarch64_aes(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// The backend's name, as tests and `RATCHET_RNG_EXPECT_BACKENDS` spell it.
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "used by the tests; the hazmat API will expose it")
+    )]
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            Self::Soft => "soft",
+            #[cfg(all(
+                target_arch = "x86_64",
+                not(ratchet_rng_backend = "soft"),
+                not(ratchet_rng_no_aes)
+            ))]
+            Self::X86Aesni(_) => "x86_aesni",
+            #[cfg(all(
+                target_arch = "x86_64",
+                not(ratchet_rng_backend = "soft"),
+                not(ratchet_rng_no_aes),
+                not(ratchet_rng_no_avx2)
+            ))]
+            Self::X86Vaes256(_) => "x86_vaes256",
+            #[cfg(all(
+                target_arch = "x86_64",
+                not(ratchet_rng_backend = "soft"),
+                not(ratchet_rng_no_aes),
+                not(ratchet_rng_no_avx2),
+                not(ratchet_rng_no_avx512)
+            ))]
+            Self::X86Vaes512(_) => "x86_vaes512",
+            #[cfg(all(
+                target_arch = "aarch64",
+                not(ratchet_rng_backend = "soft"),
+                not(ratchet_rng_no_aes)
+            ))]
+            Self::Aarch64Aes(_) => "aarch64_aes",
+        }
+    }
+
+    /// AES-NI, if the CPU has it and the build allows it.
+    fn x86_aesni() -> Option<Self> {
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_aes)
+        ))]
+        if aes_x86_aesni::get() {
+            return Some(Self::X86Aesni(Detected(())));
+        }
+        None
+    }
+
+    /// VAES on YMM (AVX2 + VAES + AES-NI for the key schedule), if the CPU has
+    /// it and the build allows it.
+    fn x86_vaes256() -> Option<Self> {
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_aes),
+            not(ratchet_rng_no_avx2)
+        ))]
+        if aes_x86_avx2::get() && cpuid_has_vaes() {
+            return Some(Self::X86Vaes256(Detected(())));
+        }
+        None
+    }
+
+    /// VAES on ZMM (AVX512F + VAES + AES-NI for the key schedule), if the CPU
+    /// has it and the build allows it.
+    fn x86_vaes512() -> Option<Self> {
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_aes),
+            not(ratchet_rng_no_avx2),
+            not(ratchet_rng_no_avx512)
+        ))]
+        if aes_x86_vaes512::get() {
+            return Some(Self::X86Vaes512(Detected(())));
+        }
+        None
+    }
+
+    /// The ARMv8 AES instructions, if the CPU has them and the build allows it.
+    fn aarch64_aes() -> Option<Self> {
+        #[cfg(all(
+            target_arch = "aarch64",
+            not(ratchet_rng_backend = "soft"),
+            not(ratchet_rng_no_aes)
+        ))]
+        if aes_aarch64::get() {
+            return Some(Self::Aarch64Aes(Detected(())));
+        }
+        None
     }
 }

@@ -1,0 +1,226 @@
+//! AES-256 with AES-NI on 128-bit registers, eight blocks in flight.
+//!
+//! AESENC has a latency of several cycles but a throughput of one or two per
+//! cycle, so a single block would leave the unit mostly idle: eight
+//! independent blocks per round keep it busy (Gueron, "Intel Advanced
+//! Encryption Standard (AES) New Instructions Set", white paper, §"parallelizing").
+//!
+//! The key schedule does not use AESKEYGENASSIST (whose round constant is an
+//! immediate, and which is slow on several cores) but the equivalent
+//! AESENCLAST form: when all four columns of the state are the same word,
+//! ShiftRows is the identity, so `AESENCLAST(broadcast(w), c)` is
+//! `broadcast(SubWord(w)) ^ c`. Both are constant time.
+//!
+//! The VAES backends reuse [`expand_key`] (VAES CPUs all have AES-NI).
+
+use core::arch::x86_64::{
+    __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_loadu_si128, _mm_or_si128, _mm_set_epi64x,
+    _mm_set1_epi32, _mm_setzero_si128, _mm_shuffle_epi32, _mm_slli_epi32, _mm_slli_si128,
+    _mm_srli_epi32, _mm_storeu_si128, _mm_xor_si128,
+};
+
+use zeroize::Zeroize;
+
+use super::{BLOCK_BYTES, NEXT_KEY_BYTES, POOL_OUTPUT_BYTES, ROUNDS};
+
+/// Blocks encrypted together: enough to cover AESENC's latency.
+const BATCH_BLOCKS: usize = 8;
+
+/// Output bytes of a pool's first batch: its blocks after the next key.
+const HEAD_OUTPUT_BYTES: usize = BATCH_BLOCKS * BLOCK_BYTES - NEXT_KEY_BYTES;
+
+const _: () =
+    assert!((POOL_OUTPUT_BYTES - HEAD_OUTPUT_BYTES).is_multiple_of(BATCH_BLOCKS * BLOCK_BYTES));
+
+/// The expanded key: round key `r` as a register, bytes in FIPS 197 order.
+pub(super) type RoundKeys = [__m128i; ROUNDS + 1];
+
+/// Loads one block (bytes in memory order).
+#[inline(always)]
+fn load(block: &[u8; BLOCK_BYTES]) -> __m128i {
+    // SAFETY: `block` is 16 readable bytes, exactly what is read.
+    // SAFETY: `loadu` has no alignment requirement.
+    // SAFETY: SSE2 (the instruction's only feature) is part of the x86_64 baseline.
+    unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
+}
+
+/// Stores one block (bytes in memory order).
+#[inline(always)]
+fn store(block: &mut [u8; BLOCK_BYTES], value: __m128i) {
+    // SAFETY: `block` is 16 writable bytes, exactly what is written.
+    // SAFETY: `storeu` has no alignment requirement.
+    // SAFETY: SSE2 (the instruction's only feature) is part of the x86_64 baseline.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), value) }
+}
+
+/// `w0, w1 ^ w0, w2 ^ w1 ^ w0, w3 ^ w2 ^ w1 ^ w0`: the running XOR of the
+/// previous round key's words that KeyExpansion adds word by word.
+#[inline]
+#[target_feature(enable = "aes")]
+fn prefix_xor(x: __m128i) -> __m128i {
+    let x = _mm_xor_si128(x, _mm_slli_si128::<4>(x));
+    _mm_xor_si128(x, _mm_slli_si128::<8>(x))
+}
+
+/// AES-256 KeyExpansion (FIPS 197 §5.2) into `rk`.
+///
+/// Round keys `2i` and `2i + 1` are words `8i..8i + 8`; each new even round
+/// key adds `SubWord(RotWord(w)) ^ Rcon` of the last word before it, each odd
+/// one `SubWord(w)`.
+///
+/// # Security
+///
+/// Constant time: AESENCLAST, shuffles and XORs, no branch or index on the key.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(super) fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
+    let (halves, _) = key.as_chunks::<BLOCK_BYTES>();
+    let mut even = load(&halves[0]);
+    let mut odd = load(&halves[1]);
+    rk[0] = even;
+    rk[1] = odd;
+    // Rcon in every column; AES-256 needs x^0..x^6, so doubling needs no
+    // reduction.
+    let mut rcon = _mm_set1_epi32(1);
+    for r in (2..=ROUNDS).step_by(2) {
+        // Word 3 in all four columns, then RotWord of each: in the register's
+        // little-endian words, a right rotation by 8 bits (SSE2 only, so no
+        // SSSE3 shuffle is needed beside AES-NI).
+        let w3 = _mm_shuffle_epi32::<0xff>(odd);
+        let rotated = _mm_or_si128(_mm_srli_epi32::<8>(w3), _mm_slli_epi32::<24>(w3));
+        let t = _mm_aesenclast_si128(rotated, rcon);
+        even = _mm_xor_si128(prefix_xor(even), t);
+        rk[r] = even;
+        rcon = _mm_slli_epi32::<1>(rcon);
+        if r < ROUNDS {
+            let t = _mm_aesenclast_si128(_mm_shuffle_epi32::<0xff>(even), _mm_setzero_si128());
+            odd = _mm_xor_si128(prefix_xor(odd), t);
+            rk[r + 1] = odd;
+        }
+    }
+    even.zeroize();
+    odd.zeroize();
+}
+
+/// FIPS 197 Cipher on a batch of blocks, in registers.
+#[inline]
+#[target_feature(enable = "aes")]
+fn encrypt_batch(rk: &RoundKeys, blocks: &mut [__m128i; BATCH_BLOCKS]) {
+    for b in blocks.iter_mut() {
+        *b = _mm_xor_si128(*b, rk[0]);
+    }
+    for round_key in &rk[1..ROUNDS] {
+        for b in blocks.iter_mut() {
+            *b = _mm_aesenc_si128(*b, *round_key);
+        }
+    }
+    for b in blocks.iter_mut() {
+        *b = _mm_aesenclast_si128(*b, rk[ROUNDS]);
+    }
+}
+
+/// The counter blocks `first..first + 8` of a pool (`first + 8 <= 256`): the
+/// big-endian counter has only its last byte set, the top byte of the
+/// register's high half.
+#[inline]
+#[target_feature(enable = "aes")]
+fn pool_counters(first: usize) -> [__m128i; BATCH_BLOCKS] {
+    let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
+    for (i, b) in blocks.iter_mut().enumerate() {
+        *b = _mm_set_epi64x(((first + i) as i64) << 56, 0);
+    }
+    blocks
+}
+
+/// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).
+///
+/// Each pool's first batch (blocks 0..8) is encrypted first; blocks 0 and 1
+/// are the next key, which is expanded before the other 31 batches, so the
+/// expansion overlaps them instead of delaying the next pool.
+///
+/// # Security
+///
+/// Constant time; the round keys and the registers this function keeps on
+/// the stack are zeroized.
+#[target_feature(enable = "aes")]
+pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+    let mut rk: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
+    let mut next: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
+    let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
+    expand_key(key, &mut rk);
+    for pool in out {
+        let (head, body) = pool.split_at_mut(HEAD_OUTPUT_BYTES);
+        blocks = pool_counters(0);
+        encrypt_batch(&rk, &mut blocks);
+        let (key_halves, _) = key.as_chunks_mut::<BLOCK_BYTES>();
+        store(&mut key_halves[0], blocks[0]);
+        store(&mut key_halves[1], blocks[1]);
+        let (head_blocks, _) = head.as_chunks_mut::<BLOCK_BYTES>();
+        for (dst, b) in head_blocks.iter_mut().zip(&blocks[2..]) {
+            store(dst, *b);
+        }
+        expand_key(key, &mut next);
+        let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
+        for (i, batch) in batches.iter_mut().enumerate() {
+            blocks = pool_counters(BATCH_BLOCKS * (i + 1));
+            encrypt_batch(&rk, &mut blocks);
+            let (dst_blocks, _) = batch.as_chunks_mut::<BLOCK_BYTES>();
+            for (dst, b) in dst_blocks.iter_mut().zip(&blocks) {
+                store(dst, *b);
+            }
+        }
+        rk = next;
+    }
+    rk.zeroize();
+    next.zeroize();
+    blocks.zeroize();
+}
+
+/// Writes the AES-256-CTR keystream starting at `counter` into `out`:
+/// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
+/// wrapping modulo 2^128.
+///
+/// # Security
+///
+/// Constant time in the key; the counter and the length are public.
+#[target_feature(enable = "aes")]
+pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+    let mut rk: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
+    expand_key(key, &mut rk);
+    let mut next = counter;
+    for block in out.iter_mut() {
+        *block = next.to_be_bytes();
+        next = next.wrapping_add(1);
+    }
+    let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
+    let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
+    for batch in batches {
+        encrypt_in_place(&rk, &mut blocks, batch);
+    }
+    if !tail.is_empty() {
+        let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
+        padded[..tail.len()].copy_from_slice(tail);
+        encrypt_in_place(&rk, &mut blocks, &mut padded);
+        tail.copy_from_slice(&padded[..tail.len()]);
+        padded.zeroize();
+    }
+    rk.zeroize();
+    blocks.zeroize();
+}
+
+/// Encrypts eight blocks in memory, through `blocks`.
+#[inline]
+#[target_feature(enable = "aes")]
+fn encrypt_in_place(
+    rk: &RoundKeys,
+    blocks: &mut [__m128i; BATCH_BLOCKS],
+    data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
+) {
+    for (b, src) in blocks.iter_mut().zip(data.iter()) {
+        *b = load(src);
+    }
+    encrypt_batch(rk, blocks);
+    for (dst, b) in data.iter_mut().zip(blocks.iter()) {
+        store(dst, *b);
+    }
+}
