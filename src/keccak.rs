@@ -1,11 +1,19 @@
 //! Keccak-p\[1600\]: the permutation, the sponge, and the sponge generators' refill.
 //!
 //! This parent module is the only place that selects a backend; the backends live
-//! in `keccak/`, one file each. Today there is the portable [`soft`] backend (also
-//! the specification the others are tested against); SIMD backends plug into
-//! [`squeeze_period`]'s `match`.
+//! in `keccak/`, one file each: the portable [`soft`] backend (also the
+//! specification the others are tested against) and the SIMD kernels, which
+//! plug into [`squeeze_period`]'s `match`. Each SIMD kernel runs a whole ratchet
+//! period (10 permutations) inside one target-feature boundary, with the state
+//! in registers throughout.
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64_sha3;
 pub(crate) mod soft;
+#[cfg(target_arch = "x86_64")]
+mod x86_avx2;
+#[cfg(target_arch = "x86_64")]
+mod x86_avx512;
 
 use crate::backend::KeccakBackend;
 pub(crate) use soft::{FULL_ROUNDS, LANES, Sponge};
@@ -35,6 +43,38 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
 ) {
     match backend {
         KeccakBackend::Soft => squeeze_period_soft::<ROUNDS>(state, out),
+        // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::squeeze_period::<ROUNDS>(state, out) },
+        // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
+        // AVX-512VL on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::squeeze_period::<ROUNDS>(state, out) },
+        // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
+        // extension on this CPU.
+        #[cfg(target_arch = "aarch64")]
+        KeccakBackend::Aarch64Sha3(_) => unsafe {
+            aarch64_sha3::squeeze_period::<ROUNDS>(state, out)
+        },
+    }
+}
+
+/// Keccak-p\[1600, `ROUNDS`\] on `backend` (for tests and, later, `hazmat`).
+#[allow(dead_code, reason = "used by the backend-equivalence tests")]
+pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [u64; LANES]) {
+    match backend {
+        KeccakBackend::Soft => soft::keccak_p1600::<ROUNDS>(state),
+        // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::permute::<ROUNDS>(state) },
+        // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
+        // AVX-512VL on this CPU.
+        #[cfg(target_arch = "x86_64")]
+        KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::permute::<ROUNDS>(state) },
+        // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
+        // extension on this CPU.
+        #[cfg(target_arch = "aarch64")]
+        KeccakBackend::Aarch64Sha3(_) => unsafe { aarch64_sha3::permute::<ROUNDS>(state) },
     }
 }
 
@@ -54,4 +94,167 @@ fn squeeze_period_soft<const ROUNDS: usize>(
 fn ratchet<const ROUNDS: usize>(state: &mut [u64; LANES]) {
     state[..RATCHET_ZERO_BYTES / 8].fill(0);
     soft::keccak_p1600::<ROUNDS>(state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+    use std::{format, vec};
+
+    /// The names of the Keccak SIMD backends, as `KeccakBackend::name` gives them.
+    const SIMD_NAMES: [&str; 3] = ["x86_avx2", "x86_avx512", "aarch64_sha3"];
+
+    /// SplitMix64: a public, reproducible source of test states.
+    struct TestStates(u64);
+
+    impl TestStates {
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        fn state(&mut self) -> [u64; LANES] {
+            core::array::from_fn(|_| self.next_u64())
+        }
+    }
+
+    /// Edge states (zero, all ones, one bit in every lane) then random ones.
+    fn test_states(random: usize) -> Vec<[u64; LANES]> {
+        let mut states = vec![[0; LANES], [u64::MAX; LANES], [1; LANES], [1 << 63; LANES]];
+        let mut rng = TestStates(0x5EED);
+        states.extend((0..random).map(|_| rng.state()));
+        states
+    }
+
+    /// Runs `check` on every Keccak backend this CPU and build allow, then fails if
+    /// a backend named in `RATCHET_RNG_EXPECT_BACKENDS` (comma-separated; names of
+    /// other primitives' backends are ignored) was not among them: CI sets it per
+    /// machine, so a detection bug cannot silently skip a kernel.
+    fn for_each_backend(mut check: impl FnMut(KeccakBackend)) {
+        let mut ran = Vec::new();
+        for backend in KeccakBackend::available() {
+            check(backend);
+            ran.push(backend.name());
+        }
+        assert_eq!(ran.first(), Some(&"soft"), "soft runs first");
+        let expected = std::env::var("RATCHET_RNG_EXPECT_BACKENDS").unwrap_or_default();
+        for name in expected.split(',').map(str::trim) {
+            if SIMD_NAMES.contains(&name) {
+                assert!(
+                    ran.contains(&name),
+                    "RATCHET_RNG_EXPECT_BACKENDS names {name}, but only {ran:?} ran"
+                );
+            }
+        }
+    }
+
+    fn check_permute<const ROUNDS: usize>(backend: KeccakBackend) {
+        for state in test_states(64) {
+            let mut expected = state;
+            soft::keccak_p1600::<ROUNDS>(&mut expected);
+            let mut actual = state;
+            permute::<ROUNDS>(backend, &mut actual);
+            assert_eq!(actual, expected, "{} permute::<{ROUNDS}>", backend.name());
+        }
+    }
+
+    fn check_squeeze_periods<const ROUNDS: usize>(backend: KeccakBackend) {
+        for start in test_states(8) {
+            let (mut expected, mut actual) = (start, start);
+            for period in 0..5 {
+                let mut expected_out = [0u8; RATCHET_PERIOD_BYTES];
+                squeeze_period::<ROUNDS>(KeccakBackend::Soft, &mut expected, &mut expected_out);
+                // Garbage in the output buffer must not matter.
+                let mut actual_out = [0xA5u8; RATCHET_PERIOD_BYTES];
+                squeeze_period::<ROUNDS>(backend, &mut actual, &mut actual_out);
+                let context = format!(
+                    "{} squeeze_period::<{ROUNDS}>, period {period}",
+                    backend.name()
+                );
+                assert_eq!(actual_out, expected_out, "{context}: output");
+                assert_eq!(actual, expected, "{context}: state");
+            }
+        }
+    }
+
+    #[test]
+    fn permute_matches_soft_on_every_backend() {
+        for_each_backend(|backend| {
+            check_permute::<12>(backend);
+            check_permute::<24>(backend);
+            // Any round count the kernels accept.
+            check_permute::<1>(backend);
+        });
+    }
+
+    #[test]
+    fn squeeze_period_matches_soft_on_every_backend() {
+        for_each_backend(|backend| {
+            check_squeeze_periods::<12>(backend);
+            check_squeeze_periods::<24>(backend);
+        });
+    }
+
+    /// The soft period is the definition: 8 blocks read and permuted, then the
+    /// ratchet, written out with the spec's sponge.
+    #[test]
+    fn soft_period_is_eight_blocks_then_ratchet() {
+        let mut rng = TestStates(7);
+        let start = rng.state();
+        let mut state = start;
+        let mut out = [0u8; RATCHET_PERIOD_BYTES];
+        squeeze_period::<12>(KeccakBackend::Soft, &mut state, &mut out);
+        let mut expected = start;
+        for block in out.chunks_exact(RATE_BYTES) {
+            let lanes: Vec<u8> = expected[..RATE_BYTES / 8]
+                .iter()
+                .flat_map(|l| l.to_le_bytes())
+                .collect();
+            assert_eq!(block, &lanes[..]);
+            soft::keccak_p1600::<12>(&mut expected);
+        }
+        expected[..4].fill(0);
+        soft::keccak_p1600::<12>(&mut expected);
+        assert_eq!(state, expected);
+    }
+
+    /// `detect()` and `available()` obey the build switches of `build.rs`.
+    #[test]
+    fn detect_honours_build_cfgs() {
+        let available: Vec<KeccakBackend> = KeccakBackend::available().collect();
+        let names: Vec<&str> = available.iter().map(|b| b.name()).collect();
+        let detected = KeccakBackend::detect();
+        assert_eq!(names.first(), Some(&"soft"));
+        assert!(
+            available.contains(&detected),
+            "{detected:?} not in {names:?}"
+        );
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(unique, names, "each backend once");
+
+        if cfg!(ratchet_rng_backend = "soft") {
+            assert_eq!(names, ["soft"]);
+            assert_eq!(detected, KeccakBackend::Soft);
+        }
+        if cfg!(ratchet_rng_no_avx512) || cfg!(ratchet_rng_no_avx2) {
+            assert!(!names.contains(&"x86_avx512"), "{names:?}");
+        }
+        if cfg!(ratchet_rng_no_avx2) {
+            assert!(!names.contains(&"x86_avx2"), "{names:?}");
+        }
+        if cfg!(ratchet_rng_no_sha3) {
+            assert!(!names.contains(&"aarch64_sha3"), "{names:?}");
+        }
+        // The preferred kernels win when present; AVX2 never does.
+        let preferred = ["x86_avx512", "aarch64_sha3"]
+            .into_iter()
+            .find(|name| names.contains(name))
+            .unwrap_or("soft");
+        assert_eq!(detected.name(), preferred);
+    }
 }
