@@ -597,3 +597,129 @@ impl AesBackend {
         None
     }
 }
+
+// ---------------------------------------------------------------------------
+// What this CPU gets
+// ---------------------------------------------------------------------------
+
+/// The backend each primitive uses on this CPU (and build), as chosen at run
+/// time; see [`backends`].
+///
+/// `Display` prints one `primitive: name` line per primitive. The names are
+/// keccak `soft | x86_avx2 | x86_avx512 | aarch64_sha3`; chacha
+/// `soft | x86_avx2 | x86_avx512 | aarch64_neon`; aes
+/// `soft | x86_aesni | x86_vaes256 | x86_vaes512 | aarch64_aes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backends {
+    keccak: KeccakBackend,
+    chacha: ChaChaBackend,
+    aes: AesBackend,
+}
+
+impl Backends {
+    /// The Keccak-p\[1600\] backend of `ShakeRng` and `TurboShakeRng`.
+    pub fn keccak(&self) -> &'static str {
+        self.keccak.name()
+    }
+
+    /// The ChaCha backend of the `ChaCha*KeyErasureRng` generators.
+    pub fn chacha(&self) -> &'static str {
+        self.chacha.name()
+    }
+
+    /// The AES-256 backend of `AesCtrPoolRng`.
+    pub fn aes(&self) -> &'static str {
+        self.aes.name()
+    }
+}
+
+impl core::fmt::Display for Backends {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        writeln!(f, "keccak: {}", self.keccak())?;
+        writeln!(f, "chacha: {}", self.chacha())?;
+        write!(f, "aes: {}", self.aes())
+    }
+}
+
+/// The backends this CPU gets: what a generator constructed now will use.
+///
+/// ```
+/// let b = ratchet_rng::backends();
+/// assert!(["soft", "x86_avx2", "x86_avx512", "aarch64_sha3"].contains(&b.keccak()));
+/// println!("{b}"); // keccak: x86_avx512 / chacha: x86_avx512 / aes: x86_vaes512 on AVX-512 + VAES
+/// ```
+pub fn backends() -> Backends {
+    Backends {
+        keccak: KeccakBackend::detect(),
+        chacha: ChaChaBackend::detect(),
+        aes: AesBackend::detect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Every backend name of every primitive.
+    fn all_names() -> Vec<&'static str> {
+        let mut names = Vec::from([
+            "soft",
+            "x86_avx2",
+            "x86_avx512",
+            "aarch64_sha3",
+            "aarch64_neon",
+            "x86_aesni",
+            "x86_vaes256",
+            "x86_vaes512",
+            "aarch64_aes",
+        ]);
+        names.sort_unstable();
+        names
+    }
+
+    /// A misspelt name in `RATCHET_RNG_EXPECT_BACKENDS` would make every
+    /// primitive's "expected backend did not run" check ignore it, so CI would
+    /// silently test less than it says: reject unknown names here.
+    #[test]
+    fn expected_backend_names_are_known() {
+        let expected = std::env::var("RATCHET_RNG_EXPECT_BACKENDS").unwrap_or_default();
+        let known = all_names();
+        for name in expected.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            assert!(
+                known.binary_search(&name).is_ok(),
+                "RATCHET_RNG_EXPECT_BACKENDS names unknown backend {name:?}; known: {known:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn available_backends_have_known_names_and_detect_is_available() {
+        let known = all_names();
+        let names = KeccakBackend::available()
+            .map(KeccakBackend::name)
+            .chain(ChaChaBackend::available().map(ChaChaBackend::name))
+            .chain(AesBackend::available().map(AesBackend::name));
+        for name in names {
+            assert!(known.binary_search(&name).is_ok(), "{name}");
+        }
+        assert!(KeccakBackend::available().any(|b| b == KeccakBackend::detect()));
+        assert!(ChaChaBackend::available().any(|b| b == ChaChaBackend::detect()));
+        assert!(AesBackend::available().any(|b| b == AesBackend::detect()));
+    }
+
+    #[test]
+    fn display_is_one_line_per_primitive() {
+        let b = backends();
+        let text = std::format!("{b}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                std::format!("keccak: {}", b.keccak()),
+                std::format!("chacha: {}", b.chacha()),
+                std::format!("aes: {}", b.aes()),
+            ]
+        );
+    }
+}

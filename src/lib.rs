@@ -13,6 +13,7 @@ mod keccak;
 mod rngs;
 pub mod xof;
 
+pub use backend::{Backends, backends};
 pub use rand_core;
 #[cfg(feature = "os-rng")]
 pub use rngs::OsError;
