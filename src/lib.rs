@@ -9,6 +9,8 @@ extern crate std;
 mod aes;
 mod backend;
 mod chacha;
+#[cfg(feature = "hazmat")]
+pub mod hazmat;
 mod keccak;
 mod rngs;
 pub mod xof;

@@ -79,6 +79,26 @@ impl AesCtrPoolRng {
     }
 }
 
+#[cfg(feature = "hazmat")]
+impl AesCtrPoolRng {
+    /// [`from_seed`](SeedableRng::from_seed) on the named AES backend (see
+    /// [`hazmat::Aes256`](crate::hazmat::Aes256)); `None` if this CPU or build
+    /// lacks it. The stream is the same on every backend.
+    pub fn from_seed_with_backend(seed: [u8; 32], backend: &str) -> Option<Self> {
+        let backend = crate::hazmat::Aes256::by_name(backend)?.0;
+        Some(Self(BufferedRng::new(AesPoolCore { key: seed, backend })))
+    }
+
+    /// [`from_key`](Self::from_key) on the named AES backend; `None` if this CPU
+    /// or build lacks it.
+    pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
+        let mut seed = derive_key(key, FROM_KEY_DOMAIN);
+        let rng = Self::from_seed_with_backend(seed, backend);
+        seed.zeroize();
+        rng
+    }
+}
+
 impl SeedableRng for AesCtrPoolRng {
     type Seed = [u8; 32];
 

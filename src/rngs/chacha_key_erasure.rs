@@ -73,6 +73,26 @@ macro_rules! chacha_generator {
             }
         }
 
+        #[cfg(feature = "hazmat")]
+        impl $name {
+            /// [`from_seed`](SeedableRng::from_seed) on the named ChaCha backend
+            /// (see [`hazmat::ChaCha`](crate::hazmat::ChaCha)); `None` if this CPU
+            /// or build lacks it. The stream is the same on every backend.
+            pub fn from_seed_with_backend(seed: [u8; 32], backend: &str) -> Option<Self> {
+                let backend = crate::hazmat::ChaCha::by_name(backend)?.0;
+                Some(Self(BufferedRng::new(ChaChaCore::new(&seed, backend))))
+            }
+
+            /// [`from_key`](Self::from_key) on the named ChaCha backend; `None` if
+            /// this CPU or build lacks it.
+            pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
+                let mut seed = derive_key(key, $domain);
+                let rng = Self::from_seed_with_backend(seed, backend);
+                seed.zeroize();
+                rng
+            }
+        }
+
         impl SeedableRng for $name {
             type Seed = [u8; 32];
 

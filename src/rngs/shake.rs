@@ -127,6 +127,23 @@ macro_rules! sponge_generator {
             }
         }
 
+        #[cfg(feature = "hazmat")]
+        impl $name {
+            /// [`from_key`](Self::from_key) on the named Keccak backend (see
+            /// [`hazmat::Keccak`](crate::hazmat::Keccak)); `None` if this CPU or
+            /// build lacks it. The stream is the same on every backend.
+            pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
+                let backend = crate::hazmat::Keccak::by_name(backend)?.0;
+                Some(Self(BufferedRng::new(SpongeCore::from_key(key, backend))))
+            }
+
+            /// [`from_seed`](SeedableRng::from_seed) on the named Keccak backend;
+            /// `None` if this CPU or build lacks it.
+            pub fn from_seed_with_backend(seed: SpongeSeed, backend: &str) -> Option<Self> {
+                Self::from_key_with_backend(&seed.0, backend)
+            }
+        }
+
         impl SeedableRng for $name {
             type Seed = SpongeSeed;
 

@@ -1,0 +1,129 @@
+//! Raw primitives and explicit backend selection, behind the `hazmat` feature.
+//!
+//! For tests, benches and fuzzing: run a primitive or a generator on a *named*
+//! backend and compare it with `soft`. Nothing here is needed to use the
+//! generators, and misuse (reusing a key period, a counter, a seed) is not
+//! prevented. Backend names are those of [`backends`](crate::backends); a backend
+//! this CPU (or build) lacks gives `None`.
+//!
+//! ```
+//! use ratchet_rng::hazmat::Keccak;
+//!
+//! let mut reference = [1u64; 25];
+//! Keccak::soft().permute::<12>(&mut reference);
+//! for keccak in Keccak::available() {
+//!     let mut state = [1u64; 25];
+//!     keccak.permute::<12>(&mut state);
+//!     assert_eq!(state, reference, "{}", keccak.name());
+//! }
+//! assert!(Keccak::by_name("no_such_backend").is_none());
+//! ```
+
+use crate::aes::{self, POOL_OUTPUT_BYTES};
+use crate::backend::{AesBackend, ChaChaBackend, KeccakBackend};
+use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
+use crate::keccak::{self, LANES, RATCHET_PERIOD_BYTES};
+
+macro_rules! backend_handle {
+    ($(#[$doc:meta])* $name:ident($inner:ident)) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name(pub(crate) $inner);
+
+        impl $name {
+            /// The portable backend (always available).
+            pub fn soft() -> Self {
+                Self($inner::Soft)
+            }
+
+            /// The backend generators pick on this CPU.
+            pub fn detect() -> Self {
+                Self($inner::detect())
+            }
+
+            /// Every backend this CPU and build allow, `soft` first.
+            pub fn available() -> impl Iterator<Item = Self> {
+                $inner::available().map(Self)
+            }
+
+            /// The backend called `name`, if this CPU and build allow it.
+            pub fn by_name(name: &str) -> Option<Self> {
+                Self::available().find(|b| b.name() == name)
+            }
+
+            /// The backend's name.
+            pub fn name(self) -> &'static str {
+                self.0.name()
+            }
+        }
+    };
+}
+
+backend_handle! {
+    /// A Keccak-p\[1600\] backend.
+    Keccak(KeccakBackend)
+}
+
+backend_handle! {
+    /// A ChaCha backend (chacha8rand layout).
+    ChaCha(ChaChaBackend)
+}
+
+backend_handle! {
+    /// An AES-256 backend.
+    Aes256(AesBackend)
+}
+
+impl Keccak {
+    /// Keccak-p\[1600, `ROUNDS`\] (the last `ROUNDS` rounds of Keccak-f\[1600\]).
+    pub fn permute<const ROUNDS: usize>(self, state: &mut [u64; LANES]) {
+        keccak::permute::<ROUNDS>(self.0, state);
+    }
+
+    /// One ratchet period of the sponge generators: 8 rate blocks of the squeezing
+    /// `state` written to `out` (permuting after each), then the ratchet.
+    pub fn squeeze_period<const ROUNDS: usize>(
+        self,
+        state: &mut [u64; LANES],
+        out: &mut [u8; RATCHET_PERIOD_BYTES],
+    ) {
+        keccak::squeeze_period::<ROUNDS>(self.0, state, out);
+    }
+}
+
+impl ChaCha {
+    /// Consecutive chacha8rand key periods with `ROUNDS` rounds (8, 12 or 20):
+    /// 992 output bytes each, `key` replaced by the next key after each.
+    pub fn key_periods<const ROUNDS: usize>(
+        self,
+        key: &mut [u32; 8],
+        out: &mut [[u8; KEY_PERIOD_OUTPUT_BYTES]],
+    ) {
+        chacha::key_periods::<ROUNDS>(self.0, key, out);
+    }
+}
+
+impl Aes256 {
+    /// Consecutive `AesCtrPoolRng` pools: for each, the 4096-byte AES-256-CTR
+    /// keystream under `key` from counter 0; bytes 0..32 replace `key`, the rest
+    /// is written to the pool.
+    pub fn fill_pools(self, key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+        aes::fill_pools(self.0, key, out);
+    }
+
+    /// The AES-256-CTR keystream under `key` from `counter`: `out[i]` is
+    /// AES-256 of the big-endian block `counter + i` (mod 2^128).
+    pub fn ctr_keystream(self, key: &[u8; 32], counter: u128, out: &mut [[u8; 16]]) {
+        aes::ctr_keystream(self.0, key, counter, out);
+    }
+}
+
+/// The RFC 8439 ChaCha block function with `ROUNDS` rounds (portable code):
+/// 32-bit block counter, 96-bit nonce, full feed-forward.
+pub fn chacha_block<const ROUNDS: usize>(
+    key: &[u32; 8],
+    counter: u32,
+    nonce: &[u32; 3],
+) -> [u32; 16] {
+    chacha::soft::block::<ROUNDS>(key, counter, nonce)
+}
