@@ -10,7 +10,7 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rand::rngs::StdRng;
 use rand_core::{Rng, SeedableRng};
-use ratchet_rng::{ShakeRng, TurboShakeRng};
+use ratchet_rng::{ChaCha12KeyErasureRng, ChaChaKeyErasureRng, ShakeRng, TurboShakeRng};
 use shake::{ExtendableOutput, Update, XofReader};
 
 /// Request sizes of the `fill_bytes` groups: small, page, bulk.
@@ -46,6 +46,22 @@ fn fill_bytes(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter("rand StdRng"), |b| {
             b.iter(|| rng.fill_bytes(black_box(&mut buf)))
         });
+        let mut rng = ChaChaKeyErasureRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::from_parameter("ChaChaKeyErasureRng"), |b| {
+            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
+        });
+        let mut rng = ChaCha12KeyErasureRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::from_parameter("ChaCha12KeyErasureRng"), |b| {
+            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
+        });
+        let mut rng = chacha20::ChaCha8Rng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::from_parameter("RustCrypto ChaCha8Rng"), |b| {
+            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
+        });
+        let mut rng = chacha20::ChaCha12Rng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::from_parameter("RustCrypto ChaCha12Rng"), |b| {
+            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
+        });
         let mut reader = turboshake_reader();
         group.bench_function(
             BenchmarkId::from_parameter("RustCrypto TurboShake256 reader"),
@@ -69,6 +85,18 @@ fn next_u64(c: &mut Criterion) {
     group.bench_function("ShakeRng", |b| b.iter(|| black_box(rng.next_u64())));
     let mut rng = StdRng::seed_from_u64(1);
     group.bench_function("rand StdRng", |b| b.iter(|| black_box(rng.next_u64())));
+    let mut rng = ChaChaKeyErasureRng::seed_from_u64(1);
+    group.bench_function("ChaChaKeyErasureRng", |b| {
+        b.iter(|| black_box(rng.next_u64()))
+    });
+    let mut rng = ChaCha12KeyErasureRng::seed_from_u64(1);
+    group.bench_function("ChaCha12KeyErasureRng", |b| {
+        b.iter(|| black_box(rng.next_u64()))
+    });
+    let mut rng = chacha20::ChaCha8Rng::seed_from_u64(1);
+    group.bench_function("RustCrypto ChaCha8Rng", |b| {
+        b.iter(|| black_box(rng.next_u64()))
+    });
     let mut reader = turboshake_reader();
     group.bench_function("RustCrypto TurboShake256 reader", |b| {
         b.iter(|| {
