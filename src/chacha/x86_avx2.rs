@@ -5,8 +5,7 @@
 //! state word `w` of the blocks with counters `8 * pass` to `8 * pass + 7`.
 //! Its low 128 bits are word `w` of group `2 * pass` in lane order and its
 //! high 128 bits word `w` of group `2 * pass + 1`: the output rows at
-//! `256 * g + 16 * w`, stored straight (`vmovdqu` / `vextracti128` to memory,
-//! no shuffles). Rotations by 16 and 8 are byte shuffles, by 12 and 7 two
+//! `256 * g + 16 * w`, stored two rows at a time after one `vperm2i128`. Rotations by 16 and 8 are byte shuffles, by 12 and 7 two
 //! shifts and an or.
 //!
 //! The next key is known only at the end of the second pass, so the two
@@ -17,10 +16,10 @@
 //! or address depends on key or output bytes.
 
 use core::arch::x86_64::{
-    __m128i, __m256i, _mm_storeu_si128, _mm256_add_epi32, _mm256_castsi256_si128,
-    _mm256_cvtsi256_si32, _mm256_extracti128_si256, _mm256_or_si256, _mm256_permutevar8x32_epi32,
-    _mm256_set1_epi32, _mm256_setr_epi8, _mm256_setr_epi32, _mm256_setzero_si256,
-    _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32, _mm256_xor_si256,
+    __m256i, _mm256_add_epi32, _mm256_cvtsi256_si32, _mm256_or_si256, _mm256_permute2x128_si256,
+    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi8, _mm256_setr_epi32,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
+    _mm256_storeu_si256, _mm256_xor_si256,
 };
 
 use super::soft::{
@@ -28,39 +27,40 @@ use super::soft::{
     KEY_WORDS, STATE_WORDS, double_rounds,
 };
 
-/// Bytes of one state word of one group (four 32-bit lanes).
-const ROW_BYTES: usize = 16;
-
 /// Blocks per pass: two groups.
 const PASS_BLOCKS: usize = 2 * GROUP_BLOCKS;
 
 /// The state of two groups: `x[w]` lane `l` is word `w` of the pass's block `l`.
 type PassState = [__m256i; STATE_WORDS];
 
-/// Stores 128 bits to `out`, unaligned.
+/// Stores 256 bits to `out`, unaligned.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn store_row(out: &mut [u8; ROW_BYTES], v: __m128i) {
+fn store_256(out: &mut [u8; 32], v: __m256i) {
     // SAFETY:
-    // - `out` is a valid, writable 16-byte region (a `&mut [u8; 16]`);
-    // - `_mm_storeu_si128` has no alignment requirement;
-    // - SSE2 is implied by the enabled `avx2`.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    // - `out` is a valid, writable 32-byte region (a `&mut [u8; 32]`);
+    // - `_mm256_storeu_si256` has no alignment requirement.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
 }
 
-/// Stores the pass's two groups: the low halves of the rows of `x` to the
-/// 16-byte rows of `low`, the high halves to those of `high`, each stopping
-/// at whichever ends first.
+/// Stores the pass's two groups: the low halves of the rows of `x` to
+/// `low`, the high halves to `high`, 16 bytes per row, each stopping at
+/// whichever ends first (a whole number of row pairs).
+///
+/// Rows `w` and `w + 1` are regrouped by halves (one `vperm2i128` each) and
+/// stored 32 bytes at a time: LLVM merges separate 16-byte stores of the
+/// halves into 32-byte ones anyway, with two shuffles per store.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn store_groups(x: &PassState, low: &mut [u8], high: &mut [u8]) {
-    let (low_rows, _) = low.as_chunks_mut::<ROW_BYTES>();
-    for (row, word) in low_rows.iter_mut().zip(x) {
-        store_row(row, _mm256_castsi256_si128(*word));
+    let (row_pairs, _) = x.as_chunks::<2>();
+    let (low_chunks, _) = low.as_chunks_mut::<32>();
+    for (chunk, [even, odd]) in low_chunks.iter_mut().zip(row_pairs) {
+        store_256(chunk, _mm256_permute2x128_si256::<0x20>(*even, *odd));
     }
-    let (high_rows, _) = high.as_chunks_mut::<ROW_BYTES>();
-    for (row, word) in high_rows.iter_mut().zip(x) {
-        store_row(row, _mm256_extracti128_si256::<1>(*word));
+    let (high_chunks, _) = high.as_chunks_mut::<32>();
+    for (chunk, [even, odd]) in high_chunks.iter_mut().zip(row_pairs) {
+        store_256(chunk, _mm256_permute2x128_si256::<0x31>(*even, *odd));
     }
 }
 

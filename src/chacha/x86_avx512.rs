@@ -15,41 +15,86 @@
 //! branch or address depends on key or output bytes.
 
 use core::arch::x86_64::{
-    __m128i, __m512i, _mm_cvtsi128_si32, _mm_storeu_si128, _mm512_add_epi32,
-    _mm512_castsi512_si128, _mm512_extracti32x4_epi32, _mm512_permutexvar_epi32, _mm512_rol_epi32,
-    _mm512_set1_epi32, _mm512_setr_epi32, _mm512_setzero_si512, _mm512_xor_si512,
+    __m256i, __m512i, _mm_cvtsi128_si32, _mm256_storeu_si256, _mm512_add_epi32,
+    _mm512_castsi512_si128, _mm512_castsi512_si256, _mm512_permutexvar_epi32, _mm512_rol_epi32,
+    _mm512_set1_epi32, _mm512_setr_epi32, _mm512_setzero_si512, _mm512_shuffle_i32x4,
+    _mm512_storeu_si512, _mm512_xor_si512,
 };
 
 use super::soft::{
-    CONSTANTS, COUNTER_INDEX, GROUP_BLOCKS, GROUP_BYTES, KEY_INDEX, KEY_PERIOD_OUTPUT_BYTES,
-    KEY_WORDS, STATE_WORDS, double_rounds,
+    CONSTANTS, COUNTER_INDEX, GROUP_BLOCKS, KEY_INDEX, KEY_PERIOD_OUTPUT_BYTES, KEY_WORDS,
+    STATE_WORDS, double_rounds,
 };
-
-/// Bytes of one state word of one group (four 32-bit lanes).
-const ROW_BYTES: usize = 16;
 
 /// The state of a whole key period: `x[w]` lane `l` is word `w` of block `l`.
 type PeriodState = [__m512i; STATE_WORDS];
 
-/// Stores 128 bits to `out`, unaligned.
+/// Stores 512 bits to `out`, unaligned.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn store_row(out: &mut [u8; ROW_BYTES], v: __m128i) {
+fn store_512(out: &mut [u8; 64], v: __m512i) {
     // SAFETY:
-    // - `out` is a valid, writable 16-byte region (a `&mut [u8; 16]`);
-    // - `_mm_storeu_si128` has no alignment requirement;
-    // - SSE2 is implied by the enabled `avx512f`.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    // - `out` is a valid, writable 64-byte region (a `&mut [u8; 64]`);
+    // - `_mm512_storeu_si512` has no alignment requirement.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
 }
 
-/// Stores 128-bit lane `G` of each row of `x`, that is group `G`'s words,
-/// to the 16-byte rows of `out` in order, stopping at whichever ends first.
+/// Stores 256 bits to `out`, unaligned.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn store_group<const G: i32>(x: &PeriodState, out: &mut [u8]) {
-    let (rows, _) = out.as_chunks_mut::<ROW_BYTES>();
-    for (row, word) in rows.iter_mut().zip(x) {
-        store_row(row, _mm512_extracti32x4_epi32::<G>(*word));
+fn store_256(out: &mut [u8; 32], v: __m256i) {
+    // SAFETY:
+    // - `out` is a valid, writable 32-byte region (a `&mut [u8; 32]`);
+    // - `_mm256_storeu_si256` has no alignment requirement;
+    // - AVX is implied by the enabled `avx512f`.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+}
+
+/// Transposes the 128-bit lanes of four rows: `rows[i]` lane `g` becomes
+/// lane `i` of result `g`. For rows `w..w + 4`, result `g` is group `g`'s
+/// words `w..w + 4`: the 64 output bytes at `256 * g + 16 * w`.
+///
+/// Eight `vshufi32x4`, where storing each 128-bit lane on its own would cost
+/// an extract per lane (LLVM merges such stores back into 512-bit ones with
+/// a longer chain of inserts).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn transpose_lanes(rows: [__m512i; 4]) -> [__m512i; 4] {
+    let [a, b, c, d] = rows;
+    // [a0 a1 b0 b1], [a2 a3 b2 b3], [c0 c1 d0 d1], [c2 c3 d2 d3]
+    let ab01 = _mm512_shuffle_i32x4::<0b01_00_01_00>(a, b);
+    let ab23 = _mm512_shuffle_i32x4::<0b11_10_11_10>(a, b);
+    let cd01 = _mm512_shuffle_i32x4::<0b01_00_01_00>(c, d);
+    let cd23 = _mm512_shuffle_i32x4::<0b11_10_11_10>(c, d);
+    // [a0 b0 c0 d0], [a1 b1 c1 d1], [a2 b2 c2 d2], [a3 b3 c3 d3]
+    [
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(ab01, cd01),
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(ab01, cd01),
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(ab23, cd23),
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(ab23, cd23),
+    ]
+}
+
+/// Writes a period's state to its 992 output bytes: group `g`, word `w` at
+/// `256 * g + 16 * w`, except group 3's words 14 and 15 (the next key).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store_period(x: &PeriodState, out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES]) {
+    // Words `4 * q..4 * q + 4` of group `g` are the 64-byte chunk `4 * g + q`.
+    let (chunks, tail) = out.as_chunks_mut::<64>();
+    let (rows, _) = x.as_chunks::<4>();
+    for (q, four_rows) in rows.iter().enumerate() {
+        let [g0, g1, g2, g3] = transpose_lanes(*four_rows);
+        store_512(&mut chunks[q], g0);
+        store_512(&mut chunks[4 + q], g1);
+        store_512(&mut chunks[8 + q], g2);
+        if let Some(chunk) = chunks.get_mut(12 + q) {
+            store_512(chunk, g3);
+        } else {
+            // Group 3's words 12 and 13; words 14 and 15 are the next key.
+            let tail: &mut [u8; 32] = tail.try_into().expect("992 = 15 × 64 + 32");
+            store_256(tail, _mm512_castsi512_si256(g3));
+        }
     }
 }
 
@@ -119,13 +164,7 @@ pub(crate) fn key_periods<const ROUNDS: usize>(
             *row = _mm512_add_epi32(*row, *key_row);
         }
 
-        // Group `g` starts at byte `256 * g`; each store stops after 16 rows
-        // or at the end of the period (992 = 3 × 256 + 224: group 3 gets its
-        // words 0–13).
-        store_group::<0>(&x, period);
-        store_group::<1>(&x, &mut period[GROUP_BYTES..]);
-        store_group::<2>(&x, &mut period[2 * GROUP_BYTES..]);
-        store_group::<3>(&x, &mut period[3 * GROUP_BYTES..]);
+        store_period(&x, period);
 
         // The next key: words 14 and 15 of group 3 (blocks 12–15), in that
         // order, each word broadcast to every lane.
