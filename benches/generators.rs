@@ -7,10 +7,11 @@
 
 use std::hint::black_box;
 
+use aes::cipher::{KeyIvInit, StreamCipher};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rand::rngs::StdRng;
 use rand_core::{Rng, SeedableRng};
-use ratchet_rng::{ShakeRng, TurboShakeRng};
+use ratchet_rng::{AesCtrPoolRng, ShakeRng, TurboShakeRng};
 use shake::{ExtendableOutput, Update, XofReader};
 
 /// Request sizes of the `fill_bytes` groups: small, page, bulk.
@@ -46,6 +47,18 @@ fn fill_bytes(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter("rand StdRng"), |b| {
             b.iter(|| rng.fill_bytes(black_box(&mut buf)))
         });
+        let mut rng = AesCtrPoolRng::seed_from_u64(1);
+        group.bench_function(BenchmarkId::from_parameter("AesCtrPoolRng"), |b| {
+            b.iter(|| rng.fill_bytes(black_box(&mut buf)))
+        });
+        // The AES baseline: the AES-256-CTR keystream XORed into a buffer that
+        // starts zeroed (XOR costs the same whatever the buffer holds later).
+        let mut stream = ctr::Ctr128BE::<aes::Aes256>::new(&[7u8; 32].into(), &[0u8; 16].into());
+        let mut zeros = vec![0u8; size];
+        group.bench_function(
+            BenchmarkId::from_parameter("RustCrypto Ctr128BE<Aes256>"),
+            |b| b.iter(|| stream.apply_keystream(black_box(&mut zeros))),
+        );
         let mut reader = turboshake_reader();
         group.bench_function(
             BenchmarkId::from_parameter("RustCrypto TurboShake256 reader"),
@@ -69,6 +82,8 @@ fn next_u64(c: &mut Criterion) {
     group.bench_function("ShakeRng", |b| b.iter(|| black_box(rng.next_u64())));
     let mut rng = StdRng::seed_from_u64(1);
     group.bench_function("rand StdRng", |b| b.iter(|| black_box(rng.next_u64())));
+    let mut rng = AesCtrPoolRng::seed_from_u64(1);
+    group.bench_function("AesCtrPoolRng", |b| b.iter(|| black_box(rng.next_u64())));
     let mut reader = turboshake_reader();
     group.bench_function("RustCrypto TurboShake256 reader", |b| {
         b.iter(|| {
