@@ -9,8 +9,12 @@ extern crate std;
 mod aes;
 mod backend;
 mod chacha;
+#[cfg(all(feature = "std", feature = "os-rng"))]
+mod fork;
 mod keccak;
 mod rngs;
+#[cfg(all(feature = "std", feature = "os-rng"))]
+mod thread;
 pub mod xof;
 
 pub use rand_core;
@@ -21,3 +25,5 @@ pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
+#[cfg(all(feature = "std", feature = "os-rng"))]
+pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};
