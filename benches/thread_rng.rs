@@ -10,6 +10,9 @@
 //!   reseed budget. `ratchet_rng::rng` minus the one the handle uses (ChaCha while
 //!   the CPU has no AES backend, AES otherwise) is the cost of the thread-local
 //!   access plus the fork check;
+//! - `fill_bytes/0` isolates that overhead: an empty request still makes the
+//!   thread-local access and the fork check, and the direct generator's empty
+//!   request costs a few instructions;
 //! - `first_use` — the first call on a new thread (state creation and seeding from
 //!   the OS), timed inside the thread so thread creation is not counted.
 //!
@@ -23,8 +26,9 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterio
 use rand_core::{Rng, SeedableRng};
 use ratchet_rng::{AesCtrPoolRng, ChaChaKeyErasureRng};
 
-/// `fill_bytes` request sizes: one key, bulk.
-const FILL_SIZES: [usize; 2] = [32, 512 * 1024];
+/// `fill_bytes` request sizes: nothing (the per-call overhead alone), one key,
+/// bulk.
+const FILL_SIZES: [usize; 3] = [0, 32, 512 * 1024];
 
 fn next_u64(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_u64");
@@ -53,7 +57,9 @@ fn direct<R>(group: &mut BenchmarkGroup<'_, WallTime>, mut op: impl FnMut(&mut d
 fn fill_bytes(c: &mut Criterion) {
     for size in FILL_SIZES {
         let mut group = c.benchmark_group(format!("fill_bytes/{size}"));
-        group.throughput(Throughput::Bytes(size as u64));
+        if size > 0 {
+            group.throughput(Throughput::Bytes(size as u64));
+        }
         let mut buf = vec![0u8; size];
         let mut ours = ratchet_rng::rng();
         group.bench_function("ratchet_rng::rng", |b| {

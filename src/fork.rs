@@ -632,6 +632,19 @@ mod tests {
         assert_ne!(first, Protection::NoFork);
     }
 
+    /// `cargo test --lib reports -- --nocapture` shows which layer this machine
+    /// got (qemu-user: the probe decides).
+    #[test]
+    fn reports_the_protection_in_use() {
+        let protection = protection();
+        std::eprintln!("fork protection in this process: {protection:?}");
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        assert!(matches!(
+            protection,
+            Protection::Wipe | Protection::PidCheck
+        ));
+    }
+
     #[test]
     fn epoch_is_never_zero() {
         assert_ne!(epoch(), 0);

@@ -108,14 +108,21 @@ fn next_u64_impl() -> u64 {
     }
 }
 
+/// Fills `dst` piece by piece; every piece, and an empty request too, goes
+/// through the fork check.
 #[inline]
 fn fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
-    for piece in dst.chunks_mut(PIECE_BYTES) {
+    let mut rest = dst;
+    loop {
+        let (piece, tail) = rest.split_at_mut(rest.len().min(PIECE_BYTES));
         if fork::with_fast(piece.len(), |rng| rng.fill_bytes(piece)).is_none() {
             fork::with_slow(piece.len(), false, |rng| rng.fill_bytes(piece))?;
         }
+        if tail.is_empty() {
+            return Ok(());
+        }
+        rest = tail;
     }
-    Ok(())
 }
 
 /// A handle to this thread's generator: fast, cryptographically secure, seeded
