@@ -18,14 +18,15 @@ use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
 /// operating system: 1 MiB.
 ///
 /// Why 1 MiB: both generators already erase their key at every refill, so a state
-/// captured later reveals no earlier output; reseeding adds *recovery*, bounding
-/// how much future output a captured state predicts. 1 MiB makes that window small
-/// (under a millisecond of bulk output) while the reseed (one `getrandom` call of
-/// 32 bytes, about a microsecond, plus a key setup) costs about 0.1 % of the time
-/// to produce 1 MiB even with AES hardware. `rand`'s `ThreadRng` reseeds every
-/// 64 KiB, which costs it more for no gain here: its ChaCha12 block generator
-/// does not erase its key. Requests are served in pieces of at most 64 KiB, so a
-/// reseed happens between pieces, never in the middle of a generator's refill.
+/// captured later reveals no earlier output without any reseed; reseeding adds
+/// *recovery*, bounding how much future output a captured state predicts. 1 MiB
+/// keeps that window under a millisecond of bulk output, while a reseed (one
+/// `getrandom` call for 32 bytes plus a key setup, a few microseconds) stays at
+/// about 1 % of the time to produce 1 MiB even at several GB/s (AES hardware), and
+/// far less on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB;
+/// its ChaCha12 block generator does not erase its key, ours do, so a longer period
+/// costs no backtracking resistance. Requests are served in pieces of at most
+/// 64 KiB and a reseed happens between pieces.
 pub const RESEED_BYTES: usize = 1 << 20;
 
 /// Large requests are split in pieces of this many bytes, each checked (fork,
