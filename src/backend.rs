@@ -722,4 +722,11 @@ mod tests {
             ]
         );
     }
+
+    /// Whether this backend runs on AES hardware: the thread-local generator uses
+    /// `AesCtrPoolRng` only then (the portable AES is slower than ChaCha).
+    #[cfg(all(feature = "std", feature = "os-rng"))]
+    pub(crate) fn has_hardware(self) -> bool {
+        !matches!(self, Self::Soft)
+    }
 }

@@ -9,10 +9,14 @@ extern crate std;
 mod aes;
 mod backend;
 mod chacha;
+#[cfg(all(feature = "std", feature = "os-rng"))]
+mod fork;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
 mod rngs;
+#[cfg(all(feature = "std", feature = "os-rng"))]
+mod thread;
 pub mod xof;
 
 pub use backend::{Backends, backends};
@@ -24,3 +28,5 @@ pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
+#[cfg(all(feature = "std", feature = "os-rng"))]
+pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};

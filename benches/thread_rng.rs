@@ -1,0 +1,115 @@
+//! The thread-local generator against `rand::rng()` (rand 0.10's `ThreadRng`,
+//! ChaCha12 reseeded every 64 KiB, not fork-safe), in the same criterion groups.
+//!
+//! Contenders in each group:
+//! - `ratchet_rng::rng` — a `ThreadRng` handle (one thread-local access and the
+//!   fork check per call), and `ratchet_rng::fill` / `::u64` (the free functions);
+//! - `rand::rng` — `rand`'s handle, obtained once outside the loop;
+//! - `direct/ChaChaKeyErasureRng`, `direct/AesCtrPoolRng` — the generators the
+//!   handle wraps, owned and used directly: no thread-local, no fork check, no
+//!   reseed budget. `ratchet_rng::rng` minus the one the handle uses (ChaCha while
+//!   the CPU has no AES backend, AES otherwise) is the cost of the thread-local
+//!   access plus the fork check;
+//! - `fill_bytes/0` isolates that overhead: an empty request still makes the
+//!   thread-local access and the fork check, and the direct generator's empty
+//!   request costs a few instructions;
+//! - `first_use` — the first call on a new thread (state creation and seeding from
+//!   the OS), timed inside the thread so thread creation is not counted.
+//!
+//! `cargo bench --bench thread_rng`; HTML reports land in `target/criterion/`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use rand_core::{Rng, SeedableRng};
+use ratchet_rng::{AesCtrPoolRng, ChaChaKeyErasureRng};
+
+/// `fill_bytes` request sizes: nothing (the per-call overhead alone), one key,
+/// bulk.
+const FILL_SIZES: [usize; 3] = [0, 32, 512 * 1024];
+
+fn next_u64(c: &mut Criterion) {
+    let mut group = c.benchmark_group("next_u64");
+    group.throughput(Throughput::Bytes(8));
+    let mut ours = ratchet_rng::rng();
+    group.bench_function("ratchet_rng::rng", |b| b.iter(|| ours.next_u64()));
+    group.bench_function("ratchet_rng::u64", |b| b.iter(ratchet_rng::u64));
+    let mut theirs = rand::rng();
+    group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
+    direct(&mut group, |rng| rng.next_u64());
+    group.finish();
+}
+
+/// The generators inside the handle, used directly.
+fn direct<R>(group: &mut BenchmarkGroup<'_, WallTime>, mut op: impl FnMut(&mut dyn Rng) -> R) {
+    let mut chacha = ChaChaKeyErasureRng::from_seed(black_box([7; 32]));
+    group.bench_function("direct/ChaChaKeyErasureRng", |b| {
+        b.iter(|| op(black_box(&mut chacha)))
+    });
+    let mut aes = Box::new(AesCtrPoolRng::from_seed(black_box([7; 32])));
+    group.bench_function("direct/AesCtrPoolRng", |b| {
+        b.iter(|| op(black_box(&mut *aes)))
+    });
+}
+
+fn fill_bytes(c: &mut Criterion) {
+    for size in FILL_SIZES {
+        let mut group = c.benchmark_group(format!("fill_bytes/{size}"));
+        if size > 0 {
+            group.throughput(Throughput::Bytes(size as u64));
+        }
+        let mut buf = vec![0u8; size];
+        let mut ours = ratchet_rng::rng();
+        group.bench_function("ratchet_rng::rng", |b| {
+            b.iter(|| ours.fill_bytes(black_box(&mut buf)))
+        });
+        group.bench_function("ratchet_rng::fill", |b| {
+            b.iter(|| ratchet_rng::fill(black_box(&mut buf)))
+        });
+        let mut theirs = rand::rng();
+        group.bench_function("rand::rng", |b| {
+            b.iter(|| theirs.fill_bytes(black_box(&mut buf)))
+        });
+        let mut chacha = ChaChaKeyErasureRng::from_seed([7; 32]);
+        group.bench_function("direct/ChaChaKeyErasureRng", |b| {
+            b.iter(|| chacha.fill_bytes(black_box(&mut buf)))
+        });
+        let mut aes = Box::new(AesCtrPoolRng::from_seed([7; 32]));
+        group.bench_function("direct/AesCtrPoolRng", |b| {
+            b.iter(|| aes.fill_bytes(black_box(&mut buf)))
+        });
+        group.finish();
+    }
+}
+
+/// Total time of the first `op` on `iters` new threads, each timed inside its
+/// thread.
+fn first_call_on_new_threads(iters: u64, op: fn() -> u64) -> Duration {
+    (0..iters)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                black_box(op());
+                start.elapsed()
+            })
+            .join()
+            .unwrap()
+        })
+        .sum()
+}
+
+fn first_use(c: &mut Criterion) {
+    let mut group = c.benchmark_group("first_use");
+    group.bench_function("ratchet_rng::rng", |b| {
+        b.iter_custom(|iters| first_call_on_new_threads(iters, || ratchet_rng::rng().next_u64()))
+    });
+    group.bench_function("rand::rng", |b| {
+        b.iter_custom(|iters| first_call_on_new_threads(iters, || rand::rng().next_u64()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, next_u64, fill_bytes, first_use);
+criterion_main!(benches);

@@ -1,0 +1,358 @@
+//! The fork-safe thread-local generator: [`rng()`] / [`thread_rng()`] handles and the
+//! free functions [`fill`], [`try_fill`], [`u32()`] and [`u64()`].
+//!
+//! The state's storage and fork detection are in `fork.rs` (all the `unsafe` is
+//! there); this module chooses the generator and holds the public API.
+
+use core::convert::Infallible;
+use core::fmt;
+use core::marker::PhantomData;
+
+use rand_core::{Rng, SeedableRng, TryCryptoRng, TryRng};
+
+use crate::backend::AesBackend;
+use crate::fork;
+use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
+
+/// Output bytes after which the thread-local generator reseeds itself from the
+/// operating system: 1 MiB.
+///
+/// Why 1 MiB: both generators already erase their key at every refill, so a state
+/// captured later reveals no earlier output without any reseed; reseeding adds
+/// *recovery*, bounding how much future output a captured state predicts. 1 MiB
+/// keeps that window under a millisecond of bulk output, while a reseed (one
+/// `getrandom` call for 32 bytes plus a key setup, a few microseconds) stays at
+/// about 1 % of the time to produce 1 MiB even at several GB/s (AES hardware), and
+/// far less on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB;
+/// its ChaCha12 block generator does not erase its key, ours do, so a longer period
+/// costs no backtracking resistance. Requests are served in pieces of at most
+/// 64 KiB and a reseed happens between pieces.
+pub const RESEED_BYTES: usize = 1 << 20;
+
+/// Large requests are split in pieces of this many bytes, each checked (fork,
+/// budget) on its own.
+const PIECE_BYTES: usize = 64 * 1024;
+
+/// The generator inside the thread-local state: the fastest secure one for this
+/// CPU.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per thread, in its own page(s); a box would add a pointer chase to every call"
+)]
+pub(crate) enum Generator {
+    /// With AES hardware.
+    Aes(AesCtrPoolRng),
+    /// Otherwise (the portable AES is slower than the portable ChaCha).
+    ChaCha(ChaChaKeyErasureRng),
+}
+
+impl Generator {
+    /// A generator seeded by the operating system.
+    pub(crate) fn from_os() -> Result<Self, OsError> {
+        if AesBackend::detect().has_hardware() {
+            AesCtrPoolRng::try_from_rng(&mut getrandom::SysRng).map(Self::Aes)
+        } else {
+            ChaChaKeyErasureRng::try_from_rng(&mut getrandom::SysRng).map(Self::ChaCha)
+        }
+    }
+
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        match self {
+            Self::Aes(rng) => rng.next_u32(),
+            Self::ChaCha(rng) => rng.next_u32(),
+        }
+    }
+
+    #[inline(always)]
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            Self::Aes(rng) => rng.next_u64(),
+            Self::ChaCha(rng) => rng.next_u64(),
+        }
+    }
+
+    #[inline(always)]
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        match self {
+            Self::Aes(rng) => rng.fill_bytes(dst),
+            Self::ChaCha(rng) => rng.fill_bytes(dst),
+        }
+    }
+}
+
+/// The result of an infallible entry point.
+#[track_caller]
+fn seeded<T>(result: Result<T, OsError>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(err) => panic!(
+            "ratchet-rng: cannot seed the thread-local generator: the operating \
+             system's random number generator failed: {err}"
+        ),
+    }
+}
+
+#[inline]
+fn next_u32_impl() -> u32 {
+    match fork::with_fast(4, Generator::next_u32) {
+        Some(value) => value,
+        None => seeded(fork::with_slow(4, false, Generator::next_u32)),
+    }
+}
+
+#[inline]
+fn next_u64_impl() -> u64 {
+    match fork::with_fast(8, Generator::next_u64) {
+        Some(value) => value,
+        None => seeded(fork::with_slow(8, false, Generator::next_u64)),
+    }
+}
+
+/// Fills `dst` piece by piece; every piece, and an empty request too, goes
+/// through the fork check.
+#[inline]
+fn fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
+    let mut rest = dst;
+    loop {
+        let (piece, tail) = rest.split_at_mut(rest.len().min(PIECE_BYTES));
+        if fork::with_fast(piece.len(), |rng| rng.fill_bytes(piece)).is_none() {
+            fork::with_slow(piece.len(), false, |rng| rng.fill_bytes(piece))?;
+        }
+        if tail.is_empty() {
+            return Ok(());
+        }
+        rest = tail;
+    }
+}
+
+/// A handle to this thread's generator: fast, cryptographically secure, seeded
+/// from the operating system, and safe across `fork()`.
+///
+/// Get one with [`rng()`] (or [`thread_rng()`]); it is a zero-sized token, so
+/// getting one is free and keeping one is not needed. It implements the
+/// [`rand_core`] 0.10 traits (`TryRng<Error = Infallible>`, `TryCryptoRng`, hence
+/// `Rng` and `CryptoRng`), so it works with `rand` 0.10:
+///
+/// ```
+/// use rand::RngExt;
+///
+/// let roll = ratchet_rng::rng().random_range(1..=6);
+/// assert!((1..=6).contains(&roll));
+/// ```
+///
+/// # The generator
+/// [`AesCtrPoolRng`] where the CPU has AES instructions, [`ChaChaKeyErasureRng`]
+/// otherwise; both erase their key at every refill and wipe served bytes from
+/// their buffer (backtracking resistance). It is seeded from the operating system
+/// (`getrandom`) on first use in each thread, and reseeded after every
+/// [`RESEED_BYTES`] (1 MiB) of output, after a fork, and on [`reseed`](Self::reseed).
+/// Its stream is not reproducible (use a seeded generator for that).
+///
+/// # Forks and threads
+/// **Threads.** Each thread has its own generator, seeded independently; the
+/// handle is `!Send` and `!Sync`, so one thread's handle cannot reach another's
+/// generator. Several handles on one thread share that thread's generator.
+///
+/// **Forks.** On every call, before any output is produced, the handle checks
+/// that the process has not forked since the generator was seeded; a forked
+/// child reseeds from the OS before its first output, so parent and child never
+/// share output, including bytes that were already buffered before the fork:
+/// - Linux and Android (kernel 4.14+): the state lives in its own pages marked
+///   `MADV_WIPEONFORK` (and `MADV_DONTDUMP`), which a forked child receives
+///   zeroed. This catches every child with its own copy of memory, also those made
+///   by a raw `fork` / `clone` system call that bypasses libc. Because emulators
+///   (qemu-user) accept this advice without honouring it, the first use in a
+///   process checks that it works by forking a short-lived child once, which
+///   reads one byte and exits.
+/// - FreeBSD and OpenBSD: the same with `minherit(INHERIT_ZERO)`.
+/// - Every unix: a `pthread_atfork` child handler moves a fork epoch that the check
+///   compares as well (the second layer), and every reseed decision also compares
+///   `getpid()` with the process id at seeding.
+/// - Where a wipe mechanism should exist but the probe shows it does not work
+///   (old kernels, emulators) every call compares `getpid()`: slower (a system call
+///   per call), never a repeat. On other unix systems (macOS, NetBSD, ...) a child
+///   is detected through `pthread_atfork`, i.e. if it was made by libc's `fork()`
+///   (a raw system call is not covered there).
+///
+/// What is **not** covered:
+/// - `vfork()` and `clone(CLONE_VM)` children share the parent's memory; they
+///   may only call `exec` or `_exit` anyway, and must not use the generator.
+/// - The handle is not async-signal-safe: do not use it in a signal handler (an
+///   interrupted call on the same thread would be re-entered).
+/// - A snapshot or clone of a whole process or virtual machine (CRIU, VM
+///   snapshots) is not a fork and is not detected.
+/// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
+///   protected: a copy in a child continues the same stream.
+///
+/// **Thread exit.** The state is zeroized and unmapped when the thread exits. Used
+/// later in the thread's teardown (from another thread-local's destructor) the
+/// handle still works: each call then draws a generator freshly seeded from the OS
+/// (slower, never a repeat).
+///
+/// # Panics
+/// The infallible methods panic if the operating system's generator fails when a
+/// seed is needed (first use in a thread, after a fork, after thread-local
+/// destruction); use [`try_fill`] to get the error instead. A failed *scheduled*
+/// reseed does not panic: the current key stays in use (it is still erased at each
+/// refill) and the reseed is retried after another [`RESEED_BYTES`].
+///
+/// # Security
+/// `Debug` prints `ThreadRng { .. }` only. The handle is `!Send`: it cannot be
+/// moved to another thread:
+///
+/// ```compile_fail
+/// fn send<T: Send>(_: T) {}
+/// send(ratchet_rng::rng());
+/// ```
+///
+/// ```compile_fail
+/// fn sync<T: Sync>(_: T) {}
+/// sync(ratchet_rng::rng());
+/// ```
+#[derive(Clone, Default)]
+pub struct ThreadRng {
+    /// Makes the handle `!Send` and `!Sync`.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl ThreadRng {
+    /// Reseeds this thread's generator from the operating system now (and discards
+    /// buffered output).
+    ///
+    /// # Errors
+    /// [`OsError`] if the operating system's generator fails; the generator then
+    /// keeps its current state (unless it must reseed anyway, after a fork).
+    pub fn reseed(&mut self) -> Result<(), OsError> {
+        fork::with_slow(0, true, |_| ())
+    }
+}
+
+impl fmt::Debug for ThreadRng {
+    /// Prints the type name only: the state is secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ThreadRng { .. }")
+    }
+}
+
+impl TryRng for ThreadRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(next_u32_impl())
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(next_u64_impl())
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        seeded(fill_impl(dst));
+        Ok(())
+    }
+}
+
+impl TryCryptoRng for ThreadRng {}
+
+/// A handle to this thread's fork-safe generator (see [`ThreadRng`]).
+///
+/// ```
+/// use rand::{Rng, RngExt};
+///
+/// let mut rng = ratchet_rng::rng();
+/// let x: f64 = rng.random();
+/// assert!((0.0..1.0).contains(&x));
+/// let mut key = [0u8; 32];
+/// rng.fill_bytes(&mut key);
+/// ```
+#[inline]
+#[must_use]
+pub fn rng() -> ThreadRng {
+    ThreadRng::default()
+}
+
+/// The same as [`rng()`], under the name `rand` 0.8 used.
+#[inline]
+#[must_use]
+pub fn thread_rng() -> ThreadRng {
+    rng()
+}
+
+/// Fills `dst` from this thread's generator.
+///
+/// ```
+/// let mut key = [0u8; 32];
+/// ratchet_rng::fill(&mut key);
+/// assert_ne!(key, [0u8; 32]);
+/// ```
+///
+/// # Panics
+/// If the operating system's generator fails when a seed is needed (see
+/// [`ThreadRng`]); [`try_fill`] returns the error instead.
+#[inline]
+pub fn fill(dst: &mut [u8]) {
+    seeded(fill_impl(dst));
+}
+
+/// Fills `dst` from this thread's generator, or returns the operating system's
+/// error if seeding was needed (first use in this thread, after a fork) and
+/// failed.
+///
+/// # Errors
+/// [`OsError`] when the operating system's generator fails; `dst` is then left
+/// partly or wholly unchanged and must not be used.
+#[inline]
+pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
+    fill_impl(dst)
+}
+
+/// A random `u32` from this thread's generator.
+///
+/// # Panics
+/// If the operating system's generator fails when a seed is needed (see
+/// [`ThreadRng`]).
+#[inline]
+#[must_use]
+pub fn u32() -> u32 {
+    next_u32_impl()
+}
+
+/// A random `u64` from this thread's generator.
+///
+/// # Panics
+/// If the operating system's generator fails when a seed is needed (see
+/// [`ThreadRng`]).
+#[inline]
+#[must_use]
+pub fn u64() -> u64 {
+    next_u64_impl()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn debug_shows_no_state() {
+        assert_eq!(format!("{:?}", rng()), "ThreadRng { .. }");
+    }
+
+    #[test]
+    fn reseed_changes_the_stream_and_budget_reseeds() {
+        let mut rng = rng();
+        let a = rng.next_u64();
+        rng.reseed().unwrap();
+        assert_ne!(a, rng.next_u64());
+        // Spend more than a budget through every path.
+        let mut big = std::vec![0u8; RESEED_BYTES + 12_345];
+        fill(&mut big);
+        for _ in 0..(RESEED_BYTES / 8 + 10) {
+            let _ = u64();
+        }
+        assert_ne!(u32(), u32());
+    }
+}

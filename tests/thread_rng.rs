@@ -1,0 +1,138 @@
+//! The thread-local generator through its public API: threads, thread-local
+//! destruction, `rand` integration, redacted `Debug`. (Fork tests: `tests/fork.rs`.)
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use rand::{Rng, RngExt};
+use ratchet_rng::{RESEED_BYTES, ThreadRng};
+
+#[test]
+fn sixty_four_threads_give_no_duplicate_u64() {
+    const THREADS: usize = 64;
+    const PER_THREAD: usize = 10_000;
+    let outputs: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|i| {
+                scope.spawn(move || {
+                    // Mix the entry points; all read the same thread-local stream.
+                    let mut rng = ratchet_rng::rng();
+                    (0..PER_THREAD)
+                        .map(|j| match (i + j) % 3 {
+                            0 => ratchet_rng::u64(),
+                            1 => rng.next_u64(),
+                            _ => {
+                                let mut b = [0u8; 8];
+                                ratchet_rng::fill(&mut b);
+                                u64::from_le_bytes(b)
+                            }
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut seen = HashSet::with_capacity(THREADS * PER_THREAD);
+    for v in outputs.iter().flatten() {
+        assert!(seen.insert(*v), "duplicate u64 {v:#x}");
+    }
+    assert_eq!(seen.len(), THREADS * PER_THREAD);
+}
+
+#[test]
+fn debug_shows_no_state() {
+    let rng = ratchet_rng::rng();
+    assert_eq!(format!("{rng:?}"), "ThreadRng { .. }");
+    assert_eq!(
+        format!("{:#?}", ratchet_rng::thread_rng()),
+        "ThreadRng { .. }"
+    );
+}
+
+#[test]
+fn works_with_rand() {
+    let mut rng = ratchet_rng::rng();
+    let mut counts = [0u32; 6];
+    for _ in 0..6_000 {
+        let roll: usize = rng.random_range(1..=6);
+        counts[roll - 1] += 1;
+    }
+    // Each face ~1000; 700 is > 9 standard deviations away.
+    assert!(counts.iter().all(|&c| c > 700), "{counts:?}");
+    fn crypto<R: rand::CryptoRng>(_: &R) {}
+    crypto(&rng);
+}
+
+#[test]
+fn free_functions_read_distinct_output() {
+    let mut a = [0u8; 100];
+    let mut b = [0u8; 100];
+    ratchet_rng::fill(&mut a);
+    ratchet_rng::try_fill(&mut b).unwrap();
+    assert_ne!(a, b);
+    assert_ne!(a, [0; 100]);
+    ratchet_rng::fill(&mut []);
+    let xs: HashSet<u32> = (0..1000).map(|_| ratchet_rng::u32()).collect();
+    assert!(xs.len() >= 999);
+}
+
+#[test]
+fn reseed_and_large_requests() {
+    let mut rng = ratchet_rng::rng();
+    rng.reseed().unwrap();
+    // Larger than the reseed budget, odd length: crosses budget and piece edges.
+    let mut big = vec![0u8; 2 * RESEED_BYTES + 777];
+    rng.fill_bytes(&mut big);
+    // No 16-byte block of a random megabyte-sized output is zero.
+    assert!(big.chunks(16).all(|c| c.iter().any(|&b| b != 0)));
+    let halves: HashSet<&[u8]> = big.chunks_exact(64).collect();
+    assert_eq!(halves.len(), big.len() / 64);
+}
+
+/// Outputs produced while thread-locals are being destroyed, by the test's own
+/// thread-local destructors.
+static FROM_DESTRUCTORS: Mutex<Vec<[u8; 32]>> = Mutex::new(Vec::new());
+
+struct UsesRngOnDrop;
+
+impl Drop for UsesRngOnDrop {
+    fn drop(&mut self) {
+        let mut out = [0u8; 32];
+        ratchet_rng::fill(&mut out);
+        let mut rng: ThreadRng = ratchet_rng::rng();
+        let more = rng.next_u64();
+        assert_ne!(more, 0);
+        FROM_DESTRUCTORS.lock().unwrap().push(out);
+    }
+}
+
+thread_local! {
+    static BEFORE: Cell<Option<UsesRngOnDrop>> = const { Cell::new(None) };
+    static AFTER: Cell<Option<UsesRngOnDrop>> = const { Cell::new(None) };
+}
+
+#[test]
+fn usable_during_and_after_thread_local_destruction() {
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            std::thread::spawn(|| {
+                // Registered before the generator's own thread-locals: destroyed
+                // after them (destructors run in reverse order), so it uses the
+                // handle after the state was freed.
+                BEFORE.with(|c| c.set(Some(UsesRngOnDrop)));
+                let _ = ratchet_rng::u64();
+                // Registered after: destroyed before the generator's state.
+                AFTER.with(|c| c.set(Some(UsesRngOnDrop)));
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let outs = FROM_DESTRUCTORS.lock().unwrap();
+    assert_eq!(outs.len(), 16);
+    let distinct: HashSet<_> = outs.iter().collect();
+    assert_eq!(distinct.len(), outs.len(), "an output repeated");
+}
