@@ -540,6 +540,13 @@ impl AesBackend {
         }
     }
 
+    /// Whether this backend runs on AES hardware: the thread-local generator uses
+    /// `AesCtrPoolRng` only then (the portable AES is slower than ChaCha).
+    #[cfg(all(feature = "std", feature = "os-rng"))]
+    pub(crate) fn has_hardware(self) -> bool {
+        !matches!(self, Self::Soft)
+    }
+
     /// AES-NI, if the CPU has it and the build allows it.
     fn x86_aesni() -> Option<Self> {
         #[cfg(all(
@@ -721,12 +728,5 @@ mod tests {
                 std::format!("aes: {}", b.aes()),
             ]
         );
-    }
-
-    /// Whether this backend runs on AES hardware: the thread-local generator uses
-    /// `AesCtrPoolRng` only then (the portable AES is slower than ChaCha).
-    #[cfg(all(feature = "std", feature = "os-rng"))]
-    pub(crate) fn has_hardware(self) -> bool {
-        !matches!(self, Self::Soft)
     }
 }
