@@ -125,10 +125,10 @@ pub(crate) fn fill_pools(
 
 /// Writes the AES-256-CTR keystream under `key` starting at `counter` into
 /// `out` (`out[i] = AES_K(counter + i)`, big-endian counter blocks wrapping
-/// modulo 2^128), on `backend`. For tests today; the hazmat API later.
+/// modulo 2^128), on `backend` (tests and `hazmat`).
 #[cfg_attr(
     not(test),
-    allow(dead_code, reason = "used by the tests; the hazmat API will expose it")
+    allow(dead_code, reason = "used by the tests and the `hazmat` feature")
 )]
 pub(crate) fn ctr_keystream(
     backend: AesBackend,

@@ -14,7 +14,7 @@
 /// one (its field is private), so an enum variant holding it can only come from
 /// `detect()` / `available()` here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(dead_code, reason = "held by the SIMD variants as they are added")]
+#[allow(dead_code, reason = "never read: holding one is the proof")]
 pub(crate) struct Detected(());
 
 // ---------------------------------------------------------------------------
@@ -88,7 +88,7 @@ impl KeccakBackend {
     }
 
     /// Every backend this CPU and build allow, `Soft` first (for tests).
-    #[allow(dead_code, reason = "used by the backend-equivalence tests")]
+    #[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
     pub(crate) fn available() -> impl Iterator<Item = Self> {
         [
             Some(Self::Soft),
@@ -101,7 +101,7 @@ impl KeccakBackend {
     }
 
     /// The backend's name, as used by `RATCHET_RNG_EXPECT_BACKENDS`.
-    #[allow(dead_code, reason = "used by the backend-equivalence tests")]
+    #[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
     pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Soft => "soft",
@@ -256,7 +256,7 @@ impl ChaChaBackend {
     /// cross-backend tests).
     #[cfg_attr(
         not(test),
-        allow(dead_code, reason = "the cross-backend tests enumerate backends")
+        allow(dead_code, reason = "used by the tests and the `hazmat` feature")
     )]
     pub(crate) fn available() -> impl Iterator<Item = Self> {
         [
@@ -505,7 +505,7 @@ impl AesBackend {
     /// The backend's name, as tests and `RATCHET_RNG_EXPECT_BACKENDS` spell it.
     #[cfg_attr(
         not(test),
-        allow(dead_code, reason = "used by the tests; the hazmat API will expose it")
+        allow(dead_code, reason = "used by the tests and the `hazmat` feature")
     )]
     pub(crate) const fn name(self) -> &'static str {
         match self {

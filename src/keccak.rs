@@ -59,8 +59,8 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     }
 }
 
-/// Keccak-p\[1600, `ROUNDS`\] on `backend` (for tests and, later, `hazmat`).
-#[allow(dead_code, reason = "used by the backend-equivalence tests")]
+/// Keccak-p\[1600, `ROUNDS`\] on `backend` (tests and `hazmat`).
+#[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
 pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [u64; LANES]) {
     match backend {
         KeccakBackend::Soft => soft::keccak_p1600::<ROUNDS>(state),
