@@ -12,6 +12,7 @@
 //! | `RATCHET_RNG_NO_AVX2`        | `0`/`1`          | `ratchet_rng_no_avx2`                |
 //! | `RATCHET_RNG_NO_AES`         | `0`/`1`          | `ratchet_rng_no_aes`                 |
 //! | `RATCHET_RNG_NO_SHA3`        | `0`/`1`          | `ratchet_rng_no_sha3`                |
+//! | `RATCHET_RNG_BENCH`          | `0`/`1`          | `ratchet_rng_bench` (a bench-only hook, see `benches/thread_rng.rs`) |
 //!
 //! The same cfgs may be given directly through `RUSTFLAGS` (`--cfg
 //! 'ratchet_rng_backend="soft"'`); an environment variable that says the opposite of
@@ -21,11 +22,12 @@ use std::env;
 use std::process::exit;
 
 /// The on/off switches: (environment variable, cfg name).
-const SWITCHES: [(&str, &str); 4] = [
+const SWITCHES: [(&str, &str); 5] = [
     ("RATCHET_RNG_NO_AVX512", "ratchet_rng_no_avx512"),
     ("RATCHET_RNG_NO_AVX2", "ratchet_rng_no_avx2"),
     ("RATCHET_RNG_NO_AES", "ratchet_rng_no_aes"),
     ("RATCHET_RNG_NO_SHA3", "ratchet_rng_no_sha3"),
+    ("RATCHET_RNG_BENCH", "ratchet_rng_bench"),
 ];
 
 fn fail(message: &str) -> ! {

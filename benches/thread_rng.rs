@@ -13,6 +13,10 @@
 //! - `fill_bytes/0` isolates that overhead: an empty request still makes the
 //!   thread-local access and the fork check, and the direct generator's empty
 //!   request costs a few instructions;
+//! - `ratchet_rng::u64 without fork check` (only when built with
+//!   `RATCHET_RNG_BENCH=1`, which enables a hidden bench-only hook) — `u64()`'s
+//!   thread-local path minus the fork check (the `tag` / epoch compare): its
+//!   difference to `ratchet_rng::u64` is what the check costs per call;
 //! - `first_use` — the first call on a new thread (state creation and seeding from
 //!   the OS), timed inside the thread so thread creation is not counted.
 //!
@@ -36,6 +40,11 @@ fn next_u64(c: &mut Criterion) {
     let mut ours = ratchet_rng::rng();
     group.bench_function("ratchet_rng::rng", |b| b.iter(|| ours.next_u64()));
     group.bench_function("ratchet_rng::u64", |b| b.iter(ratchet_rng::u64));
+    // The same path minus the fork check (built with `RATCHET_RNG_BENCH=1`).
+    #[cfg(ratchet_rng_bench)]
+    group.bench_function("ratchet_rng::u64 without fork check", |b| {
+        b.iter(ratchet_rng::__bench_u64_without_fork_check)
+    });
     let mut theirs = rand::rng();
     group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
     direct(&mut group, |rng| rng.next_u64());

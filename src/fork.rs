@@ -576,6 +576,51 @@ pub(crate) fn with_fast<R>(bytes: usize, f: impl FnOnce(&mut Generator) -> R) ->
     Some(f(unsafe { state.generator.assume_init_mut() }))
 }
 
+/// The hot path of a fill: like [`with_fast`], but serves as much of `want` bytes
+/// as the reseed budget allows now, `n = min(want, remaining)`, with `f(generator,
+/// n)`, and returns `n`. `None` (then call [`with_slow`]) when [`with_fast`] would
+/// refuse, or when the budget is spent and `want > 0`; `Some(0)` for `want == 0`
+/// after the fork check. `f` must not use the thread-local generator.
+#[inline(always)]
+pub(crate) fn with_fast_upto(want: usize, f: impl FnOnce(&mut Generator, usize)) -> Option<usize> {
+    let slot = SLOT.try_with(Cell::get).ok()?;
+    // SAFETY: as in `with_fast`: a placeholder static or this thread's live state,
+    // both starting with a `Header`, valid for reads and not written during this call.
+    let header = unsafe { &*slot };
+    let n = want.min(header.remaining);
+    if header.tag != epoch() || (n == 0 && want != 0) {
+        return None;
+    }
+    // SAFETY: as in `with_fast`: a nonzero `tag` (equal to the epoch) is only stored
+    // in a live state of this thread, with no other reference to it live.
+    let state = unsafe { &mut *slot.cast::<State>() };
+    state.header.remaining -= n;
+    // SAFETY: as in `with_fast`: a nonzero `tag` means the generator is initialised.
+    f(unsafe { state.generator.assume_init_mut() }, n);
+    Some(n)
+}
+
+/// Bench only (`RATCHET_RNG_BENCH=1`): [`with_fast`] for an 8-byte read *without
+/// the fork check* (no `tag` / epoch compare), to measure what that check costs.
+/// Not fork-safe. The budget compare still tells a live state from the
+/// placeholders and a wiped page (their `remaining` is below 8).
+#[cfg(ratchet_rng_bench)]
+#[inline(always)]
+pub(crate) fn with_fast_no_fork_check_u64(f: impl FnOnce(&mut Generator) -> u64) -> Option<u64> {
+    let slot = SLOT.try_with(Cell::get).ok()?;
+    // SAFETY: as in `with_fast`: a placeholder or this thread's live state.
+    let header = unsafe { &*slot };
+    if header.remaining < 8 {
+        return None;
+    }
+    // SAFETY: `remaining >= 8` only in a live, seeded state (the placeholders hold 0
+    // and 1, a wiped page 0, and the field is written only after seeding).
+    let state = unsafe { &mut *slot.cast::<State>() };
+    state.header.remaining -= 8;
+    // SAFETY: as above: seeded.
+    Some(f(unsafe { state.generator.assume_init_mut() }))
+}
+
 /// The slow path: creates the state, or detects a fork and reseeds, or reseeds
 /// because the budget is spent or `force` asks, then serves `bytes` (at most
 /// [`RESEED_BYTES`]) with `f`. Where there is no usable state (during or after

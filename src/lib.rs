@@ -28,5 +28,8 @@ pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
+#[cfg(all(ratchet_rng_bench, feature = "std", feature = "os-rng"))]
+#[doc(hidden)]
+pub use thread::__bench_u64_without_fork_check;
 #[cfg(all(feature = "std", feature = "os-rng"))]
 pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};

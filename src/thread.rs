@@ -25,13 +25,9 @@ use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
 /// about 1 % of the time to produce 1 MiB even at several GB/s (AES hardware), and
 /// far less on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB;
 /// its ChaCha12 block generator does not erase its key, ours do, so a longer period
-/// costs no backtracking resistance. Requests are served in pieces of at most
-/// 64 KiB and a reseed happens between pieces.
+/// costs no backtracking resistance. A request larger than what is left of the
+/// budget is served up to the budget, then the generator reseeds, and so on.
 pub const RESEED_BYTES: usize = 1 << 20;
-
-/// Large requests are split in pieces of this many bytes, each checked (fork,
-/// budget) on its own.
-const PIECE_BYTES: usize = 64 * 1024;
 
 /// The generator inside the thread-local state: the fastest secure one for this
 /// CPU.
@@ -109,20 +105,41 @@ fn next_u64_impl() -> u64 {
     }
 }
 
-/// Fills `dst` piece by piece; every piece, and an empty request too, goes
-/// through the fork check.
+/// Fills `dst`. The fork check comes first, for an empty request too. The whole
+/// request is served in one generator call while the reseed budget covers it (the
+/// common case, and what lets bulk requests run at the generator's own speed);
+/// otherwise what the budget covers is served, the generator reseeds, and so on.
 #[inline]
 fn fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
     let mut rest = dst;
     loop {
-        let (piece, tail) = rest.split_at_mut(rest.len().min(PIECE_BYTES));
-        if fork::with_fast(piece.len(), |rng| rng.fill_bytes(piece)).is_none() {
-            fork::with_slow(piece.len(), false, |rng| rng.fill_bytes(piece))?;
-        }
-        if tail.is_empty() {
+        let len = rest.len();
+        let served = match fork::with_fast_upto(len, |rng, n| rng.fill_bytes(&mut rest[..n])) {
+            Some(n) => n,
+            None => {
+                let n = len.min(RESEED_BYTES);
+                fork::with_slow(n, false, |rng| rng.fill_bytes(&mut rest[..n]))?;
+                n
+            }
+        };
+        if served == len {
             return Ok(());
         }
-        rest = tail;
+        rest = &mut core::mem::take(&mut rest)[served..];
+    }
+}
+
+/// Bench only (built with `RATCHET_RNG_BENCH=1`): [`u64()`] through the same
+/// thread-local path *minus the fork check*, so that `benches/thread_rng.rs` can
+/// show what the check costs. Not fork-safe; not part of the API.
+#[cfg(ratchet_rng_bench)]
+#[doc(hidden)]
+#[inline]
+#[must_use]
+pub fn __bench_u64_without_fork_check() -> u64 {
+    match fork::with_fast_no_fork_check_u64(Generator::next_u64) {
+        Some(value) => value,
+        None => next_u64_impl(),
     }
 }
 

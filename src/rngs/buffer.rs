@@ -47,12 +47,27 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
     }
 
     /// Copies the next `dst.len()` bytes of the stream into `dst`.
-    pub(crate) fn fill_bytes(&mut self, mut dst: &mut [u8]) {
-        // 1. What is left in the buffer.
-        dst = self.serve_buffered(dst);
-        if dst.is_empty() {
+    #[inline]
+    pub(crate) fn fill_bytes(&mut self, dst: &mut [u8]) {
+        // Fast path: nothing to do, or all of it buffered.
+        let pos = self.pos;
+        if dst.len() <= N - pos {
+            if !dst.is_empty() {
+                let src = &mut self.buf[pos..pos + dst.len()];
+                dst.copy_from_slice(src);
+                src.fill(0);
+                self.pos = pos + dst.len();
+            }
             return;
         }
+        self.fill_bytes_refill(dst);
+    }
+
+    /// [`fill_bytes`](Self::fill_bytes) past the buffered bytes.
+    #[inline(never)]
+    fn fill_bytes_refill(&mut self, mut dst: &mut [u8]) {
+        // 1. What is left in the buffer.
+        dst = self.serve_buffered(dst);
         // 2. Whole refills straight into the caller's memory.
         let (blocks, tail) = dst.as_chunks_mut::<N>();
         if !blocks.is_empty() {
@@ -81,20 +96,29 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
 
     #[inline]
     fn next_array<const K: usize>(&mut self) -> [u8; K] {
-        let mut out = [0u8; K];
         if let Some(src) = self.buf.get_mut(self.pos..self.pos + K) {
             // Fast path: all K bytes are buffered.
+            let mut out = [0u8; K];
             out.copy_from_slice(src);
             src.fill(0);
             self.pos += K;
+            out
         } else {
-            self.fill_bytes(&mut out);
+            self.next_array_refill()
         }
+    }
+
+    /// [`next_array`](Self::next_array) across a refill.
+    #[inline(never)]
+    fn next_array_refill<const K: usize>(&mut self) -> [u8; K] {
+        let mut out = [0u8; K];
+        self.fill_bytes_refill(&mut out);
         out
     }
 
     /// Serves as much of `dst` as the buffer holds, wiping what it serves; returns
     /// the part of `dst` still to fill.
+    #[inline]
     fn serve_buffered<'a>(&mut self, dst: &'a mut [u8]) -> &'a mut [u8] {
         let n = dst.len().min(N - self.pos);
         let (now, later) = dst.split_at_mut(n);
