@@ -67,6 +67,7 @@ fn main() {
             "--cfg ratchet_rng_backend=\"{v}\" is unknown; the only value is \"soft\""
         ));
     }
+    let mut soft = soft_flag.is_some();
     match read_var("RATCHET_RNG_BACKEND").as_deref() {
         None => {}
         Some("auto") if soft_flag.is_some() => fail(
@@ -75,23 +76,61 @@ fn main() {
         Some("auto") => {}
         // Already set by RUSTFLAGS: nothing to add.
         Some("soft") if soft_flag.is_some() => {}
-        Some("soft") => println!("cargo::rustc-cfg=ratchet_rng_backend=\"soft\""),
+        Some("soft") => {
+            soft = true;
+            println!("cargo::rustc-cfg=ratchet_rng_backend=\"soft\"");
+        }
         Some(other) => fail(&format!(
             "RATCHET_RNG_BACKEND={other:?} is unknown; expected `auto` or `soft`"
         )),
     }
 
-    for (var, cfg) in SWITCHES {
+    let mut removed = [false; SWITCHES.len()];
+    for (i, (var, cfg)) in SWITCHES.into_iter().enumerate() {
         let from_flags = cfg_from_rustflags(cfg).is_some();
+        removed[i] = from_flags;
         match read_var(var).as_deref() {
             None => {}
             Some("1") if from_flags => {}
-            Some("1") => println!("cargo::rustc-cfg={cfg}"),
+            Some("1") => {
+                removed[i] = true;
+                println!("cargo::rustc-cfg={cfg}");
+            }
             Some("0") if from_flags => {
                 fail(&format!("{var}=0 contradicts --cfg {cfg} in RUSTFLAGS"))
             }
             Some("0") => {}
             Some(other) => fail(&format!("{var}={other:?} is unknown; expected `0` or `1`")),
+        }
+    }
+
+    emit_backend_families(soft, removed);
+}
+
+/// One cfg per SIMD backend family, on when the target has the family and no
+/// switch removes it, so the code names the family (`cfg(ratchet_rng_x86_avx512)`)
+/// instead of repeating the target and switch conditions at every use.
+fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _bench]: [bool; 5]) {
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let little_endian = env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
+    let (x86, arm) = (arch == "x86_64" && !soft, arch == "aarch64" && !soft);
+    let families = [
+        ("ratchet_rng_x86_avx2", x86 && !no_avx2),
+        ("ratchet_rng_x86_avx512", x86 && !no_avx2 && !no_avx512),
+        ("ratchet_rng_x86_aesni", x86 && !no_aes),
+        ("ratchet_rng_x86_vaes256", x86 && !no_aes && !no_avx2),
+        (
+            "ratchet_rng_x86_vaes512",
+            x86 && !no_aes && !no_avx2 && !no_avx512,
+        ),
+        ("ratchet_rng_aarch64_neon", arm && little_endian),
+        ("ratchet_rng_aarch64_sha3", arm && !no_sha3),
+        ("ratchet_rng_aarch64_aes", arm && !no_aes),
+    ];
+    for (cfg, on) in families {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        if on {
+            println!("cargo::rustc-cfg={cfg}");
         }
     }
 }

@@ -19,35 +19,16 @@
 
 pub(crate) mod soft;
 
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes)
-))]
+#[cfg(ratchet_rng_x86_aesni)]
 mod x86_aesni;
 
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_vaes256)]
 mod x86_vaes256;
 
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes),
-    not(ratchet_rng_no_avx2),
-    not(ratchet_rng_no_avx512)
-))]
+#[cfg(ratchet_rng_x86_vaes512)]
 mod x86_vaes512;
 
-#[cfg(all(
-    target_arch = "aarch64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes)
-))]
+#[cfg(ratchet_rng_aarch64_aes)]
 mod aarch64_aes;
 
 use crate::backend::AesBackend;
@@ -85,38 +66,19 @@ pub(crate) fn fill_pools(
 ) {
     match backend {
         AesBackend::Soft => soft::fill_pools(key, out),
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_x86_aesni)]
         // SAFETY: the variant holds a `Detected`, made only by `backend.rs` after
         // it found AES-NI on this CPU; that is all the kernel's features ("aes").
         AesBackend::X86Aesni(_) => unsafe { x86_aesni::fill_pools(key, out) },
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes256)]
         // SAFETY: the variant holds a `Detected`, made only by `backend.rs` after
         // it found AES-NI, AVX2 (with the OS's YMM state) and VAES on this CPU.
         AesBackend::X86Vaes256(_) => unsafe { x86_vaes256::fill_pools(key, out) },
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes512)]
         // SAFETY: the variant holds a `Detected`, made only by `backend.rs` after
         // it found AES-NI, AVX512F (with the OS's ZMM state) and VAES on this CPU.
         AesBackend::X86Vaes512(_) => unsafe { x86_vaes512::fill_pools(key, out) },
-        #[cfg(all(
-            target_arch = "aarch64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_aarch64_aes)]
         // SAFETY: the variant holds a `Detected`, made only by `backend.rs` after
         // it found the AES extension on this CPU.
         AesBackend::Aarch64Aes(_) => unsafe { aarch64_aes::fill_pools(key, out) },
@@ -138,35 +100,16 @@ pub(crate) fn ctr_keystream(
 ) {
     match backend {
         AesBackend::Soft => soft::ctr_keystream(&soft::expand_key(key), counter, out),
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_x86_aesni)]
         // SAFETY: the variant proves AES-NI (see `fill_pools`).
         AesBackend::X86Aesni(_) => unsafe { x86_aesni::ctr_keystream(key, counter, out) },
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes256)]
         // SAFETY: the variant proves AES-NI, AVX2 and VAES (see `fill_pools`).
         AesBackend::X86Vaes256(_) => unsafe { x86_vaes256::ctr_keystream(key, counter, out) },
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes512)]
         // SAFETY: the variant proves AES-NI, AVX512F and VAES (see `fill_pools`).
         AesBackend::X86Vaes512(_) => unsafe { x86_vaes512::ctr_keystream(key, counter, out) },
-        #[cfg(all(
-            target_arch = "aarch64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_aarch64_aes)]
         // SAFETY: the variant proves the AES extension (see `fill_pools`).
         AesBackend::Aarch64Aes(_) => unsafe { aarch64_aes::ctr_keystream(key, counter, out) },
     }

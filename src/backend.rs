@@ -8,7 +8,11 @@
 //! Build-time switches (see `build.rs`) take choices away for testing:
 //! `RATCHET_RNG_BACKEND=soft` forces the portable backends everywhere;
 //! `RATCHET_RNG_NO_AVX512`, `_NO_AVX2`, `_NO_AES`, `_NO_SHA3` remove one family.
-//! Detection never happens at build time.
+//! Detection never happens at build time. `build.rs` turns the target and the
+//! switches into one cfg per SIMD backend family (`ratchet_rng_x86_avx2`,
+//! `ratchet_rng_x86_avx512`, `ratchet_rng_x86_aesni`, `ratchet_rng_x86_vaes256`,
+//! `ratchet_rng_x86_vaes512`, `ratchet_rng_aarch64_neon`, `ratchet_rng_aarch64_sha3`,
+//! `ratchet_rng_aarch64_aes`); the code gates each backend on its family cfg.
 
 /// Proof that run-time detection found a CPU feature: only this module can make
 /// one (its field is private), so an enum variant holding it can only come from
@@ -22,24 +26,11 @@ pub(crate) struct Detected(());
 // ---------------------------------------------------------------------------
 
 // One cached probe per Keccak backend (`cpufeatures` stores the answer in an atomic).
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_avx2)]
 cpufeatures::new!(keccak_avx2_probe, "avx2");
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2),
-    not(ratchet_rng_no_avx512)
-))]
+#[cfg(ratchet_rng_x86_avx512)]
 cpufeatures::new!(keccak_avx512_probe, "avx512f", "avx512vl");
-#[cfg(all(
-    target_arch = "aarch64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_sha3)
-))]
+#[cfg(ratchet_rng_aarch64_sha3)]
 cpufeatures::new!(keccak_sha3_probe, "sha3");
 
 /// The Keccak-p\[1600\] implementation a sponge generator uses.
@@ -116,11 +107,7 @@ impl KeccakBackend {
 
     /// `X86Avx2` if the CPU has AVX2 and the build allows it.
     fn x86_avx2() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_avx2)]
         if keccak_avx2_probe::get() {
             return Some(Self::X86Avx2(Detected(())));
         }
@@ -129,12 +116,7 @@ impl KeccakBackend {
 
     /// `X86Avx512` if the CPU has AVX-512F and AVX-512VL and the build allows it.
     fn x86_avx512() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_avx512)]
         if keccak_avx512_probe::get() {
             return Some(Self::X86Avx512(Detected(())));
         }
@@ -144,11 +126,7 @@ impl KeccakBackend {
     /// `Aarch64Sha3` if the CPU has the ARMv8.2 SHA3 extension and the build
     /// allows it.
     fn aarch64_sha3() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "aarch64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_sha3)
-        ))]
+        #[cfg(ratchet_rng_aarch64_sha3)]
         if keccak_sha3_probe::get() {
             return Some(Self::Aarch64Sha3(Detected(())));
         }
@@ -162,24 +140,11 @@ impl KeccakBackend {
 
 // Run-time probes for the ChaCha backends (`cpufeatures`: cached in an atomic,
 // works in `no_std`). Declared only where the variant they feed exists.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_avx2)]
 cpufeatures::new!(chacha_avx2_cpuid, "avx2");
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2),
-    not(ratchet_rng_no_avx512)
-))]
+#[cfg(ratchet_rng_x86_avx512)]
 cpufeatures::new!(chacha_avx512_cpuid, "avx512f");
-#[cfg(all(
-    target_arch = "aarch64",
-    target_endian = "little",
-    not(ratchet_rng_backend = "soft")
-))]
+#[cfg(ratchet_rng_aarch64_neon)]
 cpufeatures::new!(chacha_neon_cpuid, "neon");
 
 /// The ChaCha implementation a ChaCha generator uses.
@@ -193,27 +158,14 @@ pub(crate) enum ChaChaBackend {
     /// The portable reference (`chacha/soft.rs`), lane-parallel over 4 blocks.
     Soft,
     /// AVX2 (`chacha/x86_avx2.rs`): 8 blocks, two groups, per `ymm` pass.
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_avx2)
-    ))]
+    #[cfg(ratchet_rng_x86_avx2)]
     X86Avx2(Detected),
     /// AVX-512F (`chacha/x86_avx512.rs`): 16 blocks, a whole key period, per
     /// `zmm` pass.
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_avx2),
-        not(ratchet_rng_no_avx512)
-    ))]
+    #[cfg(ratchet_rng_x86_avx512)]
     X86Avx512(Detected),
     /// NEON (`chacha/aarch64_neon.rs`): two groups interleaved per pass.
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(ratchet_rng_backend = "soft")
-    ))]
+    #[cfg(ratchet_rng_aarch64_neon)]
     Aarch64Neon(Detected),
 }
 
@@ -224,28 +176,15 @@ impl ChaChaBackend {
     /// AVX-512 over AVX2 over the portable code on x86_64; NEON over the
     /// portable code on aarch64.
     pub(crate) fn detect() -> Self {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_avx512)]
         if let Some(backend) = Self::x86_avx512() {
             return backend;
         }
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_avx2)]
         if let Some(backend) = Self::x86_avx2() {
             return backend;
         }
-        #[cfg(all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(ratchet_rng_backend = "soft")
-        ))]
+        #[cfg(ratchet_rng_aarch64_neon)]
         if let Some(backend) = Self::aarch64_neon() {
             return backend;
         }
@@ -261,24 +200,11 @@ impl ChaChaBackend {
     pub(crate) fn available() -> impl Iterator<Item = Self> {
         [
             Some(Self::Soft),
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_avx2)
-            ))]
+            #[cfg(ratchet_rng_x86_avx2)]
             Self::x86_avx2(),
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_avx2),
-                not(ratchet_rng_no_avx512)
-            ))]
+            #[cfg(ratchet_rng_x86_avx512)]
             Self::x86_avx512(),
-            #[cfg(all(
-                target_arch = "aarch64",
-                target_endian = "little",
-                not(ratchet_rng_backend = "soft")
-            ))]
+            #[cfg(ratchet_rng_aarch64_neon)]
             Self::aarch64_neon(),
         ]
         .into_iter()
@@ -286,33 +212,20 @@ impl ChaChaBackend {
     }
 
     /// `X86Avx2` if the CPU has AVX2.
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_avx2)
-    ))]
+    #[cfg(ratchet_rng_x86_avx2)]
     fn x86_avx2() -> Option<Self> {
         chacha_avx2_cpuid::get().then_some(Self::X86Avx2(Detected(())))
     }
 
     /// `X86Avx512` if the CPU has AVX-512F.
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_avx2),
-        not(ratchet_rng_no_avx512)
-    ))]
+    #[cfg(ratchet_rng_x86_avx512)]
     fn x86_avx512() -> Option<Self> {
         chacha_avx512_cpuid::get().then_some(Self::X86Avx512(Detected(())))
     }
 
     /// `Aarch64Neon` if the CPU has NEON (always, on aarch64 Linux and macOS:
     /// it is baseline; probed anyway so the variant keeps its meaning).
-    #[cfg(all(
-        target_arch = "aarch64",
-        target_endian = "little",
-        not(ratchet_rng_backend = "soft")
-    ))]
+    #[cfg(ratchet_rng_aarch64_neon)]
     fn aarch64_neon() -> Option<Self> {
         chacha_neon_cpuid::get().then_some(Self::Aarch64Neon(Detected(())))
     }
@@ -326,24 +239,11 @@ impl ChaChaBackend {
     pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Soft => "soft",
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_avx2)
-            ))]
+            #[cfg(ratchet_rng_x86_avx2)]
             Self::X86Avx2(_) => "x86_avx2",
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_avx2),
-                not(ratchet_rng_no_avx512)
-            ))]
+            #[cfg(ratchet_rng_x86_avx512)]
             Self::X86Avx512(_) => "x86_avx512",
-            #[cfg(all(
-                target_arch = "aarch64",
-                target_endian = "little",
-                not(ratchet_rng_backend = "soft")
-            ))]
+            #[cfg(ratchet_rng_aarch64_neon)]
             Self::Aarch64Neon(_) => "aarch64_neon",
         }
     }
@@ -370,83 +270,40 @@ pub(crate) enum AesBackend {
     /// The portable, bitsliced, constant-time reference (`aes/soft.rs`).
     Soft,
     /// AES-NI on 128-bit registers, eight blocks in flight (`aes/x86_aesni.rs`).
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_aes)
-    ))]
+    #[cfg(ratchet_rng_x86_aesni)]
     X86Aesni(Detected),
     /// VAES on 256-bit registers (AVX2 + VAES), two blocks per register
     /// (`aes/x86_vaes256.rs`).
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_aes),
-        not(ratchet_rng_no_avx2)
-    ))]
+    #[cfg(ratchet_rng_x86_vaes256)]
     X86Vaes256(Detected),
     /// VAES on 512-bit registers (AVX512F + VAES), four blocks per register
     /// (`aes/x86_vaes512.rs`).
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_aes),
-        not(ratchet_rng_no_avx2),
-        not(ratchet_rng_no_avx512)
-    ))]
+    #[cfg(ratchet_rng_x86_vaes512)]
     X86Vaes512(Detected),
     /// The ARMv8 Cryptography Extension, AESE/AESMC (`aes/aarch64_aes.rs`).
-    #[cfg(all(
-        target_arch = "aarch64",
-        not(ratchet_rng_backend = "soft"),
-        not(ratchet_rng_no_aes)
-    ))]
+    #[cfg(ratchet_rng_aarch64_aes)]
     Aarch64Aes(Detected),
 }
 
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes)
-))]
+#[cfg(ratchet_rng_x86_aesni)]
 cpufeatures::new!(aes_x86_aesni, "aes");
 
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_vaes256)]
 cpufeatures::new!(aes_x86_avx2, "aes", "avx2");
 
 // `cpufeatures` 0.3 checks its "vaes" together with the OS's ZMM state, which
 // is right for this backend (it needs AVX-512) but not for VAES on YMM.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes),
-    not(ratchet_rng_no_avx2),
-    not(ratchet_rng_no_avx512)
-))]
+#[cfg(ratchet_rng_x86_vaes512)]
 cpufeatures::new!(aes_x86_vaes512, "aes", "avx512f", "vaes");
 
-#[cfg(all(
-    target_arch = "aarch64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes)
-))]
+#[cfg(ratchet_rng_aarch64_aes)]
 cpufeatures::new!(aes_aarch64, "aes");
 
 /// Whether CPUID reports VAES (leaf 7, subleaf 0, ECX bit 9), whatever the
 /// OS's AVX-512 state. The caller checks AVX2 and the OS's YMM state (through
 /// `cpufeatures`'s "avx2"), which is all VAES on YMM registers needs. The
 /// answer is cached: CPUID is slow, and traps to the hypervisor in a VM.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_aes),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_vaes256)]
 fn cpuid_has_vaes() -> bool {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
     use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -510,32 +367,13 @@ impl AesBackend {
     pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Soft => "soft",
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_aes)
-            ))]
+            #[cfg(ratchet_rng_x86_aesni)]
             Self::X86Aesni(_) => "x86_aesni",
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_aes),
-                not(ratchet_rng_no_avx2)
-            ))]
+            #[cfg(ratchet_rng_x86_vaes256)]
             Self::X86Vaes256(_) => "x86_vaes256",
-            #[cfg(all(
-                target_arch = "x86_64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_aes),
-                not(ratchet_rng_no_avx2),
-                not(ratchet_rng_no_avx512)
-            ))]
+            #[cfg(ratchet_rng_x86_vaes512)]
             Self::X86Vaes512(_) => "x86_vaes512",
-            #[cfg(all(
-                target_arch = "aarch64",
-                not(ratchet_rng_backend = "soft"),
-                not(ratchet_rng_no_aes)
-            ))]
+            #[cfg(ratchet_rng_aarch64_aes)]
             Self::Aarch64Aes(_) => "aarch64_aes",
         }
     }
@@ -549,11 +387,7 @@ impl AesBackend {
 
     /// AES-NI, if the CPU has it and the build allows it.
     fn x86_aesni() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_x86_aesni)]
         if aes_x86_aesni::get() {
             return Some(Self::X86Aesni(Detected(())));
         }
@@ -563,12 +397,7 @@ impl AesBackend {
     /// VAES on YMM (AVX2 + VAES + AES-NI for the key schedule), if the CPU has
     /// it and the build allows it.
     fn x86_vaes256() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes256)]
         if aes_x86_avx2::get() && cpuid_has_vaes() {
             return Some(Self::X86Vaes256(Detected(())));
         }
@@ -578,13 +407,7 @@ impl AesBackend {
     /// VAES on ZMM (AVX512F + VAES + AES-NI for the key schedule), if the CPU
     /// has it and the build allows it.
     fn x86_vaes512() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_vaes512)]
         if aes_x86_vaes512::get() {
             return Some(Self::X86Vaes512(Detected(())));
         }
@@ -593,11 +416,7 @@ impl AesBackend {
 
     /// The ARMv8 AES instructions, if the CPU has them and the build allows it.
     fn aarch64_aes() -> Option<Self> {
-        #[cfg(all(
-            target_arch = "aarch64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_aes)
-        ))]
+        #[cfg(ratchet_rng_aarch64_aes)]
         if aes_aarch64::get() {
             return Some(Self::Aarch64Aes(Detected(())));
         }

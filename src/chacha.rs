@@ -8,24 +8,11 @@ pub(crate) mod soft;
 
 // Each SIMD backend is compiled exactly when its `ChaChaBackend` variant
 // exists (same conditions as in `backend.rs`).
-#[cfg(all(
-    target_arch = "aarch64",
-    target_endian = "little",
-    not(ratchet_rng_backend = "soft")
-))]
+#[cfg(ratchet_rng_aarch64_neon)]
 mod aarch64_neon;
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2)
-))]
+#[cfg(ratchet_rng_x86_avx2)]
 mod x86_avx2;
-#[cfg(all(
-    target_arch = "x86_64",
-    not(ratchet_rng_backend = "soft"),
-    not(ratchet_rng_no_avx2),
-    not(ratchet_rng_no_avx512)
-))]
+#[cfg(ratchet_rng_x86_avx512)]
 mod x86_avx512;
 
 use crate::backend::ChaChaBackend;
@@ -58,30 +45,17 @@ pub(crate) fn key_periods<const ROUNDS: usize>(
                 soft::key_period::<ROUNDS>(key, period);
             }
         }
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2)
-        ))]
+        #[cfg(ratchet_rng_x86_avx2)]
         // SAFETY: the CPU supports the kernel's `avx2` target feature: the
         // variant holds a `Detected`, which `backend.rs` makes only after
         // `cpufeatures` found AVX2.
         ChaChaBackend::X86Avx2(_) => unsafe { x86_avx2::key_periods::<ROUNDS>(key, out) },
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(ratchet_rng_backend = "soft"),
-            not(ratchet_rng_no_avx2),
-            not(ratchet_rng_no_avx512)
-        ))]
+        #[cfg(ratchet_rng_x86_avx512)]
         // SAFETY: the CPU supports the kernel's `avx512f` target feature: the
         // variant holds a `Detected`, which `backend.rs` makes only after
         // `cpufeatures` found AVX-512F.
         ChaChaBackend::X86Avx512(_) => unsafe { x86_avx512::key_periods::<ROUNDS>(key, out) },
-        #[cfg(all(
-            target_arch = "aarch64",
-            target_endian = "little",
-            not(ratchet_rng_backend = "soft")
-        ))]
+        #[cfg(ratchet_rng_aarch64_neon)]
         // SAFETY: the CPU supports the kernel's `neon` target feature: the
         // variant holds a `Detected`, which `backend.rs` makes only after
         // `cpufeatures` found NEON.
