@@ -108,9 +108,21 @@ fn next_u64_impl() -> u64 {
 /// Fills `dst`. The fork check comes first, for an empty request too. The whole
 /// request is served in one generator call while the reseed budget covers it (the
 /// common case, and what lets bulk requests run at the generator's own speed);
-/// otherwise what the budget covers is served, the generator reseeds, and so on.
+/// otherwise [`fill_budgeted`] takes over.
 #[inline]
 fn fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
+    let len = dst.len();
+    match fork::with_fast(len, |rng| rng.fill_bytes(dst)) {
+        Some(()) => Ok(()),
+        None => fill_budgeted(dst),
+    }
+}
+
+/// [`fill_impl`] when the fast path refused: serves what the reseed budget covers,
+/// reseeds (or seeds, after a fork or on first use), and so on.
+#[cold]
+#[inline(never)]
+fn fill_budgeted(dst: &mut [u8]) -> Result<(), OsError> {
     let mut rest = dst;
     loop {
         let len = rest.len();

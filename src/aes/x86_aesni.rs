@@ -148,7 +148,9 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
     let mut next: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
     let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
     expand_key(key, &mut rk);
-    for pool in out {
+    // The last pool's next key is expanded by the next call, not here.
+    let last = out.len().saturating_sub(1);
+    for (i, pool) in out.iter_mut().enumerate() {
         let (head, body) = pool.split_at_mut(HEAD_OUTPUT_BYTES);
         blocks = pool_counters(0);
         encrypt_batch(&rk, &mut blocks);
@@ -159,7 +161,9 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
         for (dst, b) in head_blocks.iter_mut().zip(&blocks[2..]) {
             store(dst, *b);
         }
-        expand_key(key, &mut next);
+        if i != last {
+            expand_key(key, &mut next);
+        }
         let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
         for (i, batch) in batches.iter_mut().enumerate() {
             blocks = pool_counters(BATCH_BLOCKS * (i + 1));

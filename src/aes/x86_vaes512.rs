@@ -139,7 +139,9 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
     let mut next: WideRoundKeys = [_mm512_setzero_si512(); ROUNDS + 1];
     let mut lanes = [_mm512_setzero_si512(); BATCH_LANES];
     expand_key(key, &mut narrow, &mut rk);
-    for pool in out {
+    // The last pool's next key is expanded by the next call, not here.
+    let last = out.len().saturating_sub(1);
+    for (i, pool) in out.iter_mut().enumerate() {
         let (head, body) = pool.split_at_mut(HEAD_OUTPUT_BYTES);
         lanes = pool_counters(0);
         encrypt_batch(&rk, &mut lanes);
@@ -153,7 +155,9 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
         for (dst, l) in head_lanes.iter_mut().zip(&lanes[1..]) {
             store(dst, *l);
         }
-        expand_key(key, &mut narrow, &mut next);
+        if i != last {
+            expand_key(key, &mut narrow, &mut next);
+        }
         let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
         for (i, batch) in batches.iter_mut().enumerate() {
             lanes = pool_counters(BATCH_BLOCKS * (i + 1));
