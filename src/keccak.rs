@@ -7,6 +7,76 @@
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
 
+/// The frame every register-resident SIMD kernel shares: the permutation with the
+/// rounds written out, and the ratchet period with one call site of it. A backend
+/// module defines `Lanes` (its register state), `load`, `store`, `write_rate` and
+/// `round` under its target features, then invokes this with those features and
+/// an expression for a zeroed register; the functions it generates are compiled
+/// with the same features, so everything inlines into one kernel per period.
+macro_rules! register_kernel {
+    (features = $features:literal, zero = $zero:expr) => {
+        /// Keccak-p\[1600, `ROUNDS`\] on the register state.
+        #[inline]
+        #[target_feature(enable = $features)]
+        fn permute_lanes<const ROUNDS: usize>(a: &mut Lanes) {
+            const { assert!(ROUNDS >= 1 && ROUNDS <= $crate::keccak::FULL_ROUNDS) };
+            let round_constants =
+                &$crate::keccak::soft::ROUND_CONSTANTS[$crate::keccak::FULL_ROUNDS - ROUNDS..];
+            let (twelves, rest) = round_constants.as_chunks::<12>();
+            for twelve in twelves {
+                // Written out so that pi stays a renaming (no register moves).
+                round(a, twelve[0]);
+                round(a, twelve[1]);
+                round(a, twelve[2]);
+                round(a, twelve[3]);
+                round(a, twelve[4]);
+                round(a, twelve[5]);
+                round(a, twelve[6]);
+                round(a, twelve[7]);
+                round(a, twelve[8]);
+                round(a, twelve[9]);
+                round(a, twelve[10]);
+                round(a, twelve[11]);
+            }
+            for &rc in rest {
+                round(a, rc);
+            }
+        }
+
+        /// Keccak-p\[1600, `ROUNDS`\] of `state`.
+        #[target_feature(enable = $features)]
+        pub(crate) fn permute<const ROUNDS: usize>(state: &mut [u64; $crate::keccak::LANES]) {
+            let mut a = load(state);
+            permute_lanes::<ROUNDS>(&mut a);
+            store(&a, state);
+        }
+
+        /// One ratchet period (see [`super::squeeze_period`]): 8 rate blocks, each
+        /// followed by a permutation, then the ratchet.
+        #[target_feature(enable = $features)]
+        pub(crate) fn squeeze_period<const ROUNDS: usize>(
+            state: &mut [u64; $crate::keccak::LANES],
+            out: &mut [u8; $crate::keccak::RATCHET_PERIOD_BYTES],
+        ) {
+            let mut a = load(state);
+            let (blocks, _) = out.as_chunks_mut::<{ $crate::keccak::RATE_BYTES }>();
+            // One call site of the permutation, so that it is inlined and the state
+            // stays in registers: 8 blocks, then the ratchet's zeroing.
+            for i in 0..=$crate::keccak::BLOCKS_PER_PERIOD {
+                if let Some(block) = blocks.get_mut(i) {
+                    write_rate(&a, block);
+                } else {
+                    for reg in &mut a[..$crate::keccak::RATCHET_ZERO_BYTES / 8] {
+                        *reg = $zero;
+                    }
+                }
+                permute_lanes::<ROUNDS>(&mut a);
+            }
+            store(&a, state);
+        }
+    };
+}
+
 #[cfg(target_arch = "aarch64")]
 mod aarch64_sha3;
 pub(crate) mod soft;

@@ -23,8 +23,8 @@ use core::arch::aarch64::{
     vxarq_u64,
 };
 
-use super::soft::{FULL_ROUNDS, LANES, RHO_OFFSETS, ROUND_CONSTANTS};
-use super::{BLOCKS_PER_PERIOD, RATCHET_PERIOD_BYTES, RATCHET_ZERO_BYTES, RATE_BYTES};
+use super::RATE_BYTES;
+use super::soft::{LANES, RHO_OFFSETS};
 
 /// The state, lane `(x, y)` in lane 0 of register `x + 5 * y`.
 type Lanes = [uint64x2_t; LANES];
@@ -100,61 +100,4 @@ fn round(a: &mut Lanes, rc: u64) {
     a[0] = veorq_u64(a[0], vdupq_n_u64(rc));
 }
 
-/// Keccak-p\[1600, `ROUNDS`\] on the register state.
-#[inline]
-#[target_feature(enable = "sha3")]
-fn permute_lanes<const ROUNDS: usize>(a: &mut Lanes) {
-    const { assert!(ROUNDS >= 1 && ROUNDS <= FULL_ROUNDS) };
-    let round_constants = &ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
-    let (twelves, rest) = round_constants.as_chunks::<12>();
-    for twelve in twelves {
-        // Written out so that pi stays a renaming (no register moves).
-        round(a, twelve[0]);
-        round(a, twelve[1]);
-        round(a, twelve[2]);
-        round(a, twelve[3]);
-        round(a, twelve[4]);
-        round(a, twelve[5]);
-        round(a, twelve[6]);
-        round(a, twelve[7]);
-        round(a, twelve[8]);
-        round(a, twelve[9]);
-        round(a, twelve[10]);
-        round(a, twelve[11]);
-    }
-    for &rc in rest {
-        round(a, rc);
-    }
-}
-
-/// Keccak-p\[1600, `ROUNDS`\] of `state`.
-#[target_feature(enable = "sha3")]
-pub(crate) fn permute<const ROUNDS: usize>(state: &mut [u64; LANES]) {
-    let mut a = load(state);
-    permute_lanes::<ROUNDS>(&mut a);
-    store(&a, state);
-}
-
-/// One ratchet period (see [`super::squeeze_period`]): 8 rate blocks, each
-/// followed by a permutation, then the ratchet.
-#[target_feature(enable = "sha3")]
-pub(crate) fn squeeze_period<const ROUNDS: usize>(
-    state: &mut [u64; LANES],
-    out: &mut [u8; RATCHET_PERIOD_BYTES],
-) {
-    let mut a = load(state);
-    let (blocks, _) = out.as_chunks_mut::<RATE_BYTES>();
-    // One call site of the permutation, so that it is inlined and the state
-    // stays in registers: 8 blocks, then the ratchet's zeroing.
-    for i in 0..=BLOCKS_PER_PERIOD {
-        if let Some(block) = blocks.get_mut(i) {
-            write_rate(&a, block);
-        } else {
-            for reg in &mut a[..RATCHET_ZERO_BYTES / 8] {
-                *reg = vdupq_n_u64(0);
-            }
-        }
-        permute_lanes::<ROUNDS>(&mut a);
-    }
-    store(&a, state);
-}
+register_kernel!(features = "sha3", zero = vdupq_n_u64(0));
