@@ -209,8 +209,9 @@ pub fn __bench_u64_without_fork_check() -> u64 {
 ///
 /// # Panics
 /// The infallible methods (`next_u32`, `next_u64`, `fill_bytes` and everything
-/// `rand` builds on them, and the free functions [`fill`], [`u32()`], [`u64()`])
-/// panic if the operating system's generator fails when a seed is needed (first
+/// `rand` builds on them; also `try_next_u32`, `try_next_u64` and
+/// `try_fill_bytes`, whose error type is `Infallible`; and the free functions
+/// [`fill`], [`u32()`], [`u64()`]) panic if the operating system's generator fails when a seed is needed (first
 /// use in a thread, after a fork, after thread-local destruction), with the
 /// message `ratchet-rng: cannot seed the thread-local generator: the operating
 /// system's random number generator failed: <the OsError>`; use [`try_fill`] to
