@@ -390,7 +390,7 @@ mod failure {
             let mut buf = [0u8; 16];
             let code = match ratchet_rng::try_fill(&mut buf) {
                 Err(err) if err == injected() => {
-                    let panicked = catch_unwind(|| ratchet_rng::u64()).is_err();
+                    let panicked = catch_unwind(ratchet_rng::u64).is_err();
                     if panicked { 0 } else { 3 }
                 }
                 Err(_) => 2,
