@@ -7,12 +7,12 @@
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(ratchet_rng_aarch64_sha3)]
 mod aarch64_sha3;
 pub(crate) mod soft;
-#[cfg(target_arch = "x86_64")]
+#[cfg(ratchet_rng_x86_avx2)]
 mod x86_avx2;
-#[cfg(target_arch = "x86_64")]
+#[cfg(ratchet_rng_x86_avx512)]
 mod x86_avx512;
 
 use crate::backend::KeccakBackend;
@@ -44,15 +44,15 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     match backend {
         KeccakBackend::Soft => squeeze_period_soft::<ROUNDS>(state, out),
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::squeeze_period::<ROUNDS>(state, out) },
         // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
         // AVX-512VL on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx512)]
         KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::squeeze_period::<ROUNDS>(state, out) },
         // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
         // extension on this CPU.
-        #[cfg(target_arch = "aarch64")]
+        #[cfg(ratchet_rng_aarch64_sha3)]
         KeccakBackend::Aarch64Sha3(_) => unsafe {
             aarch64_sha3::squeeze_period::<ROUNDS>(state, out)
         },
@@ -65,15 +65,15 @@ pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [
     match backend {
         KeccakBackend::Soft => soft::keccak_p1600::<ROUNDS>(state),
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::permute::<ROUNDS>(state) },
         // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
         // AVX-512VL on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx512)]
         KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::permute::<ROUNDS>(state) },
         // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
         // extension on this CPU.
-        #[cfg(target_arch = "aarch64")]
+        #[cfg(ratchet_rng_aarch64_sha3)]
         KeccakBackend::Aarch64Sha3(_) => unsafe { aarch64_sha3::permute::<ROUNDS>(state) },
     }
 }
