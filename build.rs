@@ -113,7 +113,17 @@ fn main() {
 fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _bench]: [bool; 5]) {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let little_endian = env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
-    let (x86, arm) = (arch == "x86_64" && !soft, arch == "aarch64" && !soft);
+    // The target's baseline features (and any `-C target-feature` in RUSTFLAGS),
+    // as rustc reports them for the target: no CPU is probed here.
+    let target_features = env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let baseline = |feature: &str| target_features.split(',').any(|f| f == feature);
+    // The SIMD kernels need the target's ABI to have vector registers: soft-float
+    // targets (`x86_64-unknown-none` has no SSE2, `aarch64-unknown-none-softfloat`
+    // no NEON) get the portable backends only. There, enabling SIMD per function is
+    // unsound across calls (rustc warns) or does not compile (LLVM cannot lower
+    // the vector types without SSE).
+    let x86 = arch == "x86_64" && !soft && baseline("sse2");
+    let arm = arch == "aarch64" && !soft && baseline("neon");
     let families = [
         ("ratchet_rng_x86_avx2", x86 && !no_avx2),
         ("ratchet_rng_x86_avx512", x86 && !no_avx2 && !no_avx512),

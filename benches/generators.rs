@@ -1,6 +1,7 @@
 //! Throughput of the generators against baselines, in the same criterion groups:
 //! `rand`'s `StdRng` (ChaCha12), RustCrypto's `ChaCha8Rng` / `ChaCha12Rng`, its
-//! SHAKE256 / TurboSHAKE256 XOF readers and its AES-256-CTR (`aes` + `ctr`).
+//! SHAKE256 / TurboSHAKE256 XOF readers, its AES-256-CTR (`aes` + `ctr`), and the
+//! operating system's generator (`getrandom::fill`, with the `os-rng` feature).
 //!
 //! `cargo bench` (default build flags: no `target-cpu=native`); HTML reports with
 //! plots land in `target/criterion/report/index.html`. Group names are the
@@ -64,6 +65,19 @@ impl Source for Aes256Ctr {
     fn fill(&mut self, buf: &mut [u8]) {
         buf.fill(0);
         self.apply_keystream(buf);
+    }
+}
+
+/// The operating system's generator through `getrandom::fill` (one system call
+/// per request on Linux): the baseline that `from_os_rng` seeds from, not a
+/// user-space generator.
+#[cfg(feature = "os-rng")]
+struct OsFill;
+
+#[cfg(feature = "os-rng")]
+impl Source for OsFill {
+    fn fill(&mut self, buf: &mut [u8]) {
+        getrandom::fill(buf).expect("the OS generator works");
     }
 }
 
@@ -148,6 +162,8 @@ fn bench_all(group: &mut BenchmarkGroup<'_, WallTime>, mut op: Op) {
     );
     let ctr = Aes256Ctr::new(&[7u8; 32].into(), &[0u8; 16].into());
     bench(group, "RustCrypto AES-256-CTR", ctr, op);
+    #[cfg(feature = "os-rng")]
+    bench(group, "getrandom::fill", OsFill, op);
 }
 
 fn fill_bytes(c: &mut Criterion) {

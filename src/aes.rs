@@ -36,6 +36,10 @@
 /// expansion overlaps them instead of delaying the next pool. The last pool's
 /// next key is left for the next call to expand. Constant time; the round keys
 /// and the registers kept on the stack are zeroized.
+#[allow(
+    unused_macros,
+    reason = "used by the SIMD backends, which a build may leave out"
+)]
 macro_rules! pool_kernel {
     (features = $features:literal, zero = $zero:expr) => {
         /// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).

@@ -44,16 +44,13 @@ pub(crate) enum KeccakBackend {
     /// The portable, constant-time reference (`keccak/soft.rs`).
     Soft,
     /// AVX2 (`keccak/x86_avx2.rs`).
-    #[cfg(target_arch = "x86_64")]
-    #[allow(dead_code, reason = "not built when the build switches remove it")]
+    #[cfg(ratchet_rng_x86_avx2)]
     X86Avx2(Detected),
     /// AVX-512F + AVX-512VL (`keccak/x86_avx512.rs`).
-    #[cfg(target_arch = "x86_64")]
-    #[allow(dead_code, reason = "not built when the build switches remove it")]
+    #[cfg(ratchet_rng_x86_avx512)]
     X86Avx512(Detected),
     /// ARMv8.2 SHA3 instructions (`keccak/aarch64_sha3.rs`).
-    #[cfg(target_arch = "aarch64")]
-    #[allow(dead_code, reason = "not built when the build switches remove it")]
+    #[cfg(ratchet_rng_aarch64_sha3)]
     Aarch64Sha3(Detected),
 }
 
@@ -96,11 +93,11 @@ impl KeccakBackend {
     pub(crate) const fn name(self) -> &'static str {
         match self {
             Self::Soft => "soft",
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(ratchet_rng_x86_avx2)]
             Self::X86Avx2(_) => "x86_avx2",
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(ratchet_rng_x86_avx512)]
             Self::X86Avx512(_) => "x86_avx512",
-            #[cfg(target_arch = "aarch64")]
+            #[cfg(ratchet_rng_aarch64_sha3)]
             Self::Aarch64Sha3(_) => "aarch64_sha3",
         }
     }
@@ -532,6 +529,37 @@ mod tests {
         assert!(KeccakBackend::available().any(|b| b == KeccakBackend::detect()));
         assert!(ChaChaBackend::available().any(|b| b == ChaChaBackend::detect()));
         assert!(AesBackend::available().any(|b| b == AesBackend::detect()));
+    }
+
+    /// Where the target's features are enabled at compile time (`-C
+    /// target-feature=+sha3,+aes`, `-C target-cpu=...`, or a target whose baseline
+    /// has them, like NEON on aarch64), the backend is chosen without any run-time
+    /// probe: `cpufeatures` answers `true` from the `cfg(target_feature)`. This is
+    /// how firmware without run-time detection (`aarch64-unknown-none`) gets SIMD.
+    #[test]
+    fn compile_time_target_features_select_their_backend() {
+        #[cfg(all(
+            ratchet_rng_x86_avx512,
+            target_feature = "avx512f",
+            target_feature = "avx512vl"
+        ))]
+        assert_eq!(KeccakBackend::detect().name(), "x86_avx512");
+        #[cfg(all(ratchet_rng_x86_avx512, target_feature = "avx512f"))]
+        assert_eq!(ChaChaBackend::detect().name(), "x86_avx512");
+        #[cfg(all(
+            ratchet_rng_x86_avx2,
+            target_feature = "avx2",
+            not(all(ratchet_rng_x86_avx512, target_feature = "avx512f"))
+        ))]
+        assert_eq!(ChaChaBackend::detect().name(), "x86_avx2");
+        #[cfg(all(ratchet_rng_x86_aesni, target_feature = "aes"))]
+        assert!(AesBackend::detect().name().starts_with("x86_"));
+        #[cfg(all(ratchet_rng_aarch64_sha3, target_feature = "sha3"))]
+        assert_eq!(KeccakBackend::detect().name(), "aarch64_sha3");
+        #[cfg(all(ratchet_rng_aarch64_neon, target_feature = "neon"))]
+        assert_eq!(ChaChaBackend::detect().name(), "aarch64_neon");
+        #[cfg(all(ratchet_rng_aarch64_aes, target_feature = "aes"))]
+        assert_eq!(AesBackend::detect().name(), "aarch64_aes");
     }
 
     #[test]

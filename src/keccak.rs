@@ -13,6 +13,10 @@
 /// `round` under its target features, then invokes this with those features and
 /// an expression for a zeroed register; the functions it generates are compiled
 /// with the same features, so everything inlines into one kernel per period.
+#[allow(
+    unused_macros,
+    reason = "used by the SIMD backends, which a build may leave out"
+)]
 macro_rules! register_kernel {
     (features = $features:literal, zero = $zero:expr) => {
         /// Keccak-p\[1600, `ROUNDS`\] on the register state.
@@ -77,12 +81,12 @@ macro_rules! register_kernel {
     };
 }
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(ratchet_rng_aarch64_sha3)]
 mod aarch64_sha3;
 pub(crate) mod soft;
-#[cfg(target_arch = "x86_64")]
+#[cfg(ratchet_rng_x86_avx2)]
 mod x86_avx2;
-#[cfg(target_arch = "x86_64")]
+#[cfg(ratchet_rng_x86_avx512)]
 mod x86_avx512;
 
 use crate::backend::KeccakBackend;
@@ -114,15 +118,15 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     match backend {
         KeccakBackend::Soft => squeeze_period_soft::<ROUNDS>(state, out),
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::squeeze_period::<ROUNDS>(state, out) },
         // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
         // AVX-512VL on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx512)]
         KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::squeeze_period::<ROUNDS>(state, out) },
         // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
         // extension on this CPU.
-        #[cfg(target_arch = "aarch64")]
+        #[cfg(ratchet_rng_aarch64_sha3)]
         KeccakBackend::Aarch64Sha3(_) => unsafe {
             aarch64_sha3::squeeze_period::<ROUNDS>(state, out)
         },
@@ -135,15 +139,15 @@ pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [
     match backend {
         KeccakBackend::Soft => soft::keccak_p1600::<ROUNDS>(state),
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::permute::<ROUNDS>(state) },
         // SAFETY: the `Detected` token proves `backend.rs` found AVX-512F and
         // AVX-512VL on this CPU.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(ratchet_rng_x86_avx512)]
         KeccakBackend::X86Avx512(_) => unsafe { x86_avx512::permute::<ROUNDS>(state) },
         // SAFETY: the `Detected` token proves `backend.rs` found the SHA3
         // extension on this CPU.
-        #[cfg(target_arch = "aarch64")]
+        #[cfg(ratchet_rng_aarch64_sha3)]
         KeccakBackend::Aarch64Sha3(_) => unsafe { aarch64_sha3::permute::<ROUNDS>(state) },
     }
 }

@@ -7,7 +7,7 @@
 //! ChaChaKeyErasureRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng,
 //! AesCtrPoolRng), byte 1 is the key length `k`, then `k` key bytes, then the
 //! operations, two bytes each: `op & 3` selects `fill_bytes` (0, 1), `next_u32`
-//! (2) or `next_u64` (3), and for fills `len = (op >> 2) * 37 + arg` (up to
+//! (2) or `next_u64` (3), and for fills `len = (op >> 2) * 151 + arg` (up to
 //! ~9.7 KiB, crossing rate, refill and pool boundaries).
 #![no_main]
 
