@@ -413,7 +413,11 @@ fn alloc_state(protection: Protection) -> Option<(*mut State, bool, bool)> {
 #[cfg(not(unix))]
 fn alloc_state(_: Protection) -> Option<(*mut State, bool, bool)> {
     let state = std::boxed::Box::<State>::new_uninit();
-    Some((std::boxed::Box::into_raw(state).cast::<State>(), false, false))
+    Some((
+        std::boxed::Box::into_raw(state).cast::<State>(),
+        false,
+        false,
+    ))
 }
 
 /// The length of a state's allocation: whole pages on unix.
