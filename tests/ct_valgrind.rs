@@ -49,11 +49,13 @@ mod valgrind {
     const MAKE_MEM_UNDEFINED: usize = MEMCHECK_BASE + 1;
     /// `VG_USERREQ__MAKE_MEM_DEFINED`.
     const MAKE_MEM_DEFINED: usize = MEMCHECK_BASE + 2;
+    /// `VG_USERREQ__GET_VBITS`.
+    const GET_VBITS: usize = MEMCHECK_BASE + 8;
 
     /// A client request: returns `default` when not running under valgrind.
     #[cfg(target_arch = "x86_64")]
-    fn request(default: usize, code: usize, arg1: usize, arg2: usize) -> usize {
-        let args: [usize; 6] = [code, arg1, arg2, 0, 0, 0];
+    fn request(default: usize, code: usize, arg1: usize, arg2: usize, arg3: usize) -> usize {
+        let args: [usize; 6] = [code, arg1, arg2, arg3, 0, 0];
         let result;
         // SAFETY: on a CPU the sequence is four rotations of `rdi` adding up to 128
         // bits (so `rdi` is unchanged) and an exchange of `rbx` with itself: it only
@@ -79,18 +81,18 @@ mod valgrind {
 
     /// No valgrind client requests on this architecture: every request is a no-op.
     #[cfg(not(target_arch = "x86_64"))]
-    fn request(default: usize, _code: usize, _arg1: usize, _arg2: usize) -> usize {
+    fn request(default: usize, _code: usize, _arg1: usize, _arg2: usize, _arg3: usize) -> usize {
         default
     }
 
     /// Whether the program runs under valgrind.
     pub fn running() -> bool {
-        request(0, RUNNING_ON_VALGRIND, 0, 0) != 0
+        request(0, RUNNING_ON_VALGRIND, 0, 0, 0) != 0
     }
 
     /// The number of errors valgrind has reported so far (0 without valgrind).
     pub fn errors() -> usize {
-        request(0, COUNT_ERRORS, 0, 0)
+        request(0, COUNT_ERRORS, 0, 0, 0)
     }
 
     /// Marks `value`'s bytes undefined: memcheck reports any branch or address
@@ -101,6 +103,7 @@ mod valgrind {
             MAKE_MEM_UNDEFINED,
             (&raw mut *value).cast::<u8>() as usize,
             size_of_val(value),
+            0,
         );
         std::hint::black_box(value);
     }
@@ -112,12 +115,43 @@ mod valgrind {
             MAKE_MEM_DEFINED,
             (&raw mut *value).cast::<u8>() as usize,
             size_of_val(value),
+            0,
         );
         std::hint::black_box(value);
+    }
+
+    /// How many of `value`'s bytes memcheck holds (partly) undefined, i.e.
+    /// derived from a secret; `None` without valgrind.
+    pub fn secret_bytes<T: ?Sized>(value: &T) -> Option<usize> {
+        let mut vbits = vec![0u8; size_of_val(value)];
+        let status = request(
+            0,
+            GET_VBITS,
+            (&raw const *value).cast::<u8>() as usize,
+            vbits.as_mut_ptr() as usize,
+            vbits.len(),
+        );
+        std::hint::black_box(&mut vbits);
+        // 1: copied (a set bit is an undefined bit); 0: not under valgrind.
+        (status == 1).then(|| vbits.iter().filter(|&&v| v != 0).count())
     }
 }
 
 use valgrind::{public, secret};
+
+/// Marks `value` defined after checking, under valgrind, that every byte of it
+/// was derived from the secret inputs (so the run did compute on secrets: a
+/// check that never saw one could not fail).
+fn reveal<T: ?Sized>(value: &mut T) {
+    if let Some(tainted) = valgrind::secret_bytes(value) {
+        assert_eq!(
+            tainted,
+            size_of_val(value),
+            "output bytes not derived from the secret input"
+        );
+    }
+    public(value);
+}
 
 /// A public, reproducible fill: byte `i` of pattern `tag`.
 fn pattern<const N: usize>(tag: u8) -> [u8; N] {
@@ -184,8 +218,8 @@ fn keccak(report: &mut Report) {
                 keccak.permute::<24>(&mut state[1]);
                 keccak.squeeze_period::<12>(&mut state[2], &mut out[0]);
                 keccak.squeeze_period::<24>(&mut state[3], &mut out[1]);
-                public(&mut state);
-                public(&mut out);
+                reveal(&mut state);
+                reveal(&mut out);
                 assert_eq!(state, expected, "{}", keccak.name());
                 assert_eq!(out, expected_out, "{}", keccak.name());
             },
@@ -211,7 +245,7 @@ fn chacha(report: &mut Report) {
             hazmat::chacha_block::<12>(&key, counter, &nonce),
             hazmat::chacha_block::<20>(&key, counter, &nonce),
         ];
-        public(&mut blocks);
+        reveal(&mut blocks);
         assert_eq!(blocks, expected);
     });
     for chacha in ChaCha::available() {
@@ -227,8 +261,8 @@ fn chacha(report: &mut Report) {
                     let mut out = [[0u8; 992]; 2];
                     secret(&mut key);
                     chacha.key_periods::<R>(&mut key, &mut out);
-                    public(&mut key);
-                    public(&mut out);
+                    reveal(&mut key);
+                    reveal(&mut out);
                     assert_eq!(
                         (key, out),
                         (expected_key, expected),
@@ -266,9 +300,9 @@ fn aes(report: &mut Report) {
                 aes.ctr_keystream(&key, counter0, &mut out);
                 let mut pool = [[0u8; 4064]];
                 aes.fill_pools(&mut key, &mut pool);
-                public(&mut key);
-                public(&mut out);
-                public(&mut pool);
+                reveal(&mut key);
+                reveal(&mut out);
+                reveal(&mut pool);
                 assert_eq!(out, expected, "{}", aes.name());
                 assert_eq!((key, pool), (expected_key, expected_pool), "{}", aes.name());
             },
@@ -296,7 +330,7 @@ fn xofs(report: &mut Report) {
             let mut input = input0;
             secret(&mut input);
             let mut out = both(&input);
-            public(&mut out);
+            reveal(&mut out);
             assert_eq!(out, expected);
         },
     );
@@ -317,7 +351,13 @@ fn draw<R: Rng>(rng: &mut R, n: usize) -> Vec<u8> {
     ints[..4].copy_from_slice(&rng.next_u32().to_le_bytes());
     ints[4..].copy_from_slice(&rng.next_u64().to_le_bytes());
     out.extend_from_slice(&ints);
-    public(out.as_mut_slice());
+    out
+}
+
+/// [`draw`] from a generator seeded with secrets, revealed to compare.
+fn draw_secret<R: Rng>(rng: &mut R, n: usize) -> Vec<u8> {
+    let mut out = draw(rng, n);
+    reveal(out.as_mut_slice());
     out
 }
 
@@ -334,13 +374,13 @@ fn generators(report: &mut Report) {
                         let mut seed = $seed;
                         secret(&mut seed);
                         let mut rng = $ty::from_seed_with_backend(seed.into(), name).unwrap();
-                        assert_eq!(draw(&mut rng, $n), expected, "{name}");
+                        assert_eq!(draw_secret(&mut rng, $n), expected, "{name}");
                         // Key material of any length, through `from_key`'s derivation.
                         let expected = draw(&mut $ty::from_key(&key0), $n);
                         let mut key = key0;
                         secret(&mut key);
                         let mut rng = $ty::from_key_with_backend(&key, name).unwrap();
-                        assert_eq!(draw(&mut rng, $n), expected, "{name}");
+                        assert_eq!(draw_secret(&mut rng, $n), expected, "{name}");
                     },
                 );
             }

@@ -163,3 +163,47 @@ fn reported_wipe_matches_what_a_child_sees() {
         if any == 0 { "all zeros" } else { "with data" }
     );
 }
+
+/// A copy of this thread's live state pages (read between calls, on the owning
+/// thread: nothing else touches them meanwhile).
+fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
+    (0..pages.len)
+        // SAFETY: `address..address + len` is this thread's live, mapped state; no
+        // reference to it is live during this read (the handle is between calls).
+        .map(|i| unsafe { (pages.address as *const u8).add(i).read_volatile() })
+        .collect()
+}
+
+/// The thread handle wipes what it serves too: after buffered and direct reads,
+/// the state holds no 16-byte window of anything served, while it does hold the
+/// next bytes of its stream (so the scan does see the buffer).
+#[test]
+fn thread_state_holds_no_served_output() {
+    std::thread::spawn(|| {
+        let mut served = vec![0u8; 100];
+        ratchet_rng::fill(&mut served);
+        served.extend_from_slice(&ratchet_rng::u64().to_le_bytes());
+        let mut direct = vec![0u8; 5000]; // past the buffer: whole refills go straight here
+        ratchet_rng::fill(&mut direct);
+        served.extend_from_slice(&direct);
+        served.extend_from_slice(&ratchet_rng::u32().to_le_bytes());
+        let pages = thread_state_pages().unwrap();
+        let state = snapshot(&pages);
+        let windows: std::collections::HashSet<&[u8]> = state.windows(16).collect();
+        if let Some(at) = served.windows(16).position(|w| windows.contains(w)) {
+            panic!(
+                "the thread state still holds served bytes {at}..{}",
+                at + 16
+            );
+        }
+        // Positive control: the next 64 bytes were buffered in the snapshot.
+        let mut next = [0u8; 64];
+        ratchet_rng::fill(&mut next);
+        assert!(
+            next.windows(16).all(|w| windows.contains(w)),
+            "the scan did not find the buffered output: it proves nothing"
+        );
+    })
+    .join()
+    .unwrap();
+}

@@ -491,6 +491,23 @@ fn ops(n: usize) -> Vec<Op> {
         Fill(1),
         Fill(1),
         U64,
+        // Every length class of the buffer's short copy-and-wipe (1-3 bytes one
+        // at a time, then two overlapping 4/8/16/32-byte moves, then bulk).
+        Fill(2),
+        Fill(3),
+        Fill(4),
+        Fill(7),
+        Fill(8),
+        Fill(15),
+        Fill(16),
+        Fill(31),
+        Fill(32),
+        Fill(33),
+        Fill(63),
+        Fill(64),
+        Fill(65),
+        FillTo(n - 40),
+        Fill(64), // 40 buffered, the rest from a refill
     ]
 }
 
@@ -538,9 +555,9 @@ fn check_wiping<R: Rng>(
     assert!(t > 5 * n, "{what}: the calls crossed several refills");
 }
 
-/// Enough stream for [`ops`] (at most 11 refills) plus a refill of slack.
+/// Enough stream for [`ops`] (at most 13 refills) plus slack.
 fn ops_stream_len(n: usize) -> usize {
-    12 * n
+    16 * n
 }
 
 #[test]
