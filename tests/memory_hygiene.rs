@@ -31,18 +31,18 @@ fn smaps() -> Vec<Mapping> {
     let mut mappings: Vec<Mapping> = Vec::new();
     for line in text.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
-        if let Some((start, end)) = first.split_once('-') {
-            if let (Ok(start), Ok(end)) = (
+        if let Some((start, end)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) = (
                 usize::from_str_radix(start, 16),
                 usize::from_str_radix(end, 16),
-            ) {
-                mappings.push(Mapping {
-                    start,
-                    end,
-                    vm_flags: None,
-                });
-                continue;
-            }
+            )
+        {
+            mappings.push(Mapping {
+                start,
+                end,
+                vm_flags: None,
+            });
+            continue;
         }
         if let Some(flags) = line.strip_prefix("VmFlags:") {
             let mapping = mappings.last_mut().expect("VmFlags before any mapping");
@@ -65,8 +65,8 @@ fn check_this_thread() -> ThreadStatePages {
     let _ = ratchet_rng::u64();
     let pages = thread_state_pages().expect("the thread-local generator exists");
     let page = 4096; // every Linux page size is a multiple of this
-    assert_eq!(pages.address % page, 0, "{pages:?}");
-    assert!(pages.len > 0 && pages.len % page == 0, "{pages:?}");
+    assert!(pages.address.is_multiple_of(page), "{pages:?}");
+    assert!(pages.len > 0 && pages.len.is_multiple_of(page), "{pages:?}");
     // The kernel (or the emulator) accepted MADV_DONTDUMP: the crate records the
     // return value of the system call.
     assert!(pages.dont_dump, "madvise(MADV_DONTDUMP) failed: {pages:?}");

@@ -302,7 +302,9 @@ fn sponge_states<const ROUNDS: usize>(seed: &[u8; 136], refills: usize, stream: 
 fn control_an_unwiped_block_is_caught() {
     struct Leaky([u8; 1040]);
     let secret: Vec<u8> = (0..1040u32).map(|i| (i * 37 + 11) as u8).collect();
-    let block = freed_block(Box::new(Leaky(secret.clone().try_into().unwrap())));
+    let boxed = Box::new(Leaky(secret.clone().try_into().unwrap()));
+    assert_eq!(boxed.0[..], secret[..]);
+    let block = freed_block(boxed);
     assert_eq!(block, secret);
     let secrets = vec![("the secret".to_string(), secret)];
     let leak = leak_in("control", &block, &secrets, NON_SECRET_BYTES);
