@@ -17,6 +17,118 @@
 //! `ctr_keystream` (any counter, wrapping) for tests. Which ones a build
 //! contains is decided by the cfgs of `backend::AesBackend`'s variants.
 
+/// The frame every SIMD backend shares: [`fill_pools`] and [`ctr_keystream`] over
+/// the backend's registers.
+///
+/// A backend module defines, under its target features: `Reg` (one register of
+/// `LANE_BYTES` = one or more blocks), the constants `LANE_BYTES`, `BATCH_LANES`
+/// (registers encrypted together, enough to cover the AES instructions' latency),
+/// `BATCH_BLOCKS` and `HEAD_OUTPUT_BYTES` (a pool's first batch minus the next
+/// key), and the functions `load`, `store`, `expand_key` (into `[Reg; ROUNDS +
+/// 1]`, round keys broadcast to every block of a register), `encrypt_batch`,
+/// `pool_counters` (the counter blocks of a batch of a pool) and `store_head`
+/// (a pool's first batch: the next key, then the head of the pool). The
+/// functions generated here are compiled with the same features, so all of it
+/// inlines into one kernel.
+///
+/// `fill_pools` encrypts each pool's first batch first; its first 32 bytes are
+/// the next key, which is expanded before the pool's other batches, so the
+/// expansion overlaps them instead of delaying the next pool. The last pool's
+/// next key is left for the next call to expand. Constant time; the round keys
+/// and the registers kept on the stack are zeroized.
+macro_rules! pool_kernel {
+    (features = $features:literal, zero = $zero:expr) => {
+        /// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).
+        #[target_feature(enable = $features)]
+        pub(crate) fn fill_pools(
+            key: &mut [u8; 32],
+            out: &mut [[u8; $crate::aes::POOL_OUTPUT_BYTES]],
+        ) {
+            use zeroize::Zeroize as _;
+            let mut rk = [$zero; ROUNDS + 1];
+            let mut next = [$zero; ROUNDS + 1];
+            let mut lanes = [$zero; BATCH_LANES];
+            expand_key(key, &mut rk);
+            let last = out.len().saturating_sub(1);
+            for (i, pool) in out.iter_mut().enumerate() {
+                let (head, body) = pool
+                    .split_first_chunk_mut::<HEAD_OUTPUT_BYTES>()
+                    .expect("a pool is longer than its first batch");
+                lanes = pool_counters(0);
+                encrypt_batch(&rk, &mut lanes);
+                store_head(key, head, &lanes);
+                if i != last {
+                    expand_key(key, &mut next);
+                }
+                let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
+                for (j, batch) in batches.iter_mut().enumerate() {
+                    lanes = pool_counters(BATCH_BLOCKS * (j + 1));
+                    encrypt_batch(&rk, &mut lanes);
+                    let (dst_lanes, _) = batch.as_chunks_mut::<LANE_BYTES>();
+                    for (dst, l) in dst_lanes.iter_mut().zip(&lanes) {
+                        store(dst, *l);
+                    }
+                }
+                rk = next;
+            }
+            rk.zeroize();
+            next.zeroize();
+            lanes.zeroize();
+        }
+
+        /// Writes the AES-256-CTR keystream starting at `counter` into `out`:
+        /// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
+        /// wrapping modulo 2^128.
+        ///
+        /// # Security
+        ///
+        /// Constant time in the key; the counter and the length are public.
+        #[target_feature(enable = $features)]
+        pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+            use zeroize::Zeroize as _;
+            let mut rk = [$zero; ROUNDS + 1];
+            expand_key(key, &mut rk);
+            let mut next = counter;
+            for block in out.iter_mut() {
+                *block = next.to_be_bytes();
+                next = next.wrapping_add(1);
+            }
+            let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
+            let mut lanes = [$zero; BATCH_LANES];
+            for batch in batches {
+                encrypt_in_place(&rk, &mut lanes, batch);
+            }
+            if !tail.is_empty() {
+                let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
+                padded[..tail.len()].copy_from_slice(tail);
+                encrypt_in_place(&rk, &mut lanes, &mut padded);
+                tail.copy_from_slice(&padded[..tail.len()]);
+                padded.zeroize();
+            }
+            rk.zeroize();
+            lanes.zeroize();
+        }
+
+        /// Encrypts one batch of blocks in memory, through `lanes`.
+        #[inline]
+        #[target_feature(enable = $features)]
+        fn encrypt_in_place(
+            rk: &[Reg; ROUNDS + 1],
+            lanes: &mut [Reg; BATCH_LANES],
+            data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
+        ) {
+            let (chunks, _) = data.as_flattened_mut().as_chunks_mut::<LANE_BYTES>();
+            for (l, src) in lanes.iter_mut().zip(chunks.iter()) {
+                *l = load(src);
+            }
+            encrypt_batch(rk, lanes);
+            for (dst, l) in chunks.iter_mut().zip(lanes.iter()) {
+                store(dst, *l);
+            }
+        }
+    };
+}
+
 pub(crate) mod soft;
 
 #[cfg(ratchet_rng_x86_aesni)]

@@ -6,6 +6,16 @@
 //! prevented. Backend names are those of [`backends`](crate::backends); a backend
 //! this CPU (or build) lacks gives `None`.
 //!
+//! # Bad input
+//! Nothing here panics on any run-time input: [`by_name`](Keccak::by_name) takes
+//! any string and returns `None` for an unknown name (empty, wrong case, another
+//! primitive's backend) as for a missing backend; the kernels take slices of any
+//! number of periods, pools or blocks, zero included (the key is then left
+//! unchanged); [`Aes256::ctr_keystream`] takes any `u128` counter and wraps modulo
+//! 2^128, and [`chacha_block`] any `u32` counter. Round counts are compile-time
+//! parameters: one the primitive does not allow (Keccak outside `1..=24`, an odd
+//! or zero ChaCha count) fails to compile.
+//!
 //! ```
 //! use ratchet_rng::hazmat::Keccak;
 //!
@@ -46,7 +56,9 @@ macro_rules! backend_handle {
                 $inner::available().map(Self)
             }
 
-            /// The backend called `name`, if this CPU and build allow it.
+            /// The backend called `name`, if this CPU and build allow it; `None`
+            /// for any other string (unknown, empty, differently cased). Never
+            /// panics.
             pub fn by_name(name: &str) -> Option<Self> {
                 Self::available().find(|b| b.name() == name)
             }
@@ -93,7 +105,9 @@ impl Keccak {
 
 impl ChaCha {
     /// Consecutive chacha8rand key periods with `ROUNDS` rounds (8, 12 or 20):
-    /// 992 output bytes each, `key` replaced by the next key after each.
+    /// 992 output bytes each, `key` replaced by the next key after each. Every
+    /// period uses block counters 0 to 15 afresh (no counter carries over), so
+    /// any number of periods is fine; an empty `out` leaves `key` unchanged.
     pub fn key_periods<const ROUNDS: usize>(
         self,
         key: &mut [u32; 8],
@@ -106,20 +120,23 @@ impl ChaCha {
 impl Aes256 {
     /// Consecutive `AesCtrPoolRng` pools: for each, the 4096-byte AES-256-CTR
     /// keystream under `key` from counter 0; bytes 0..32 replace `key`, the rest
-    /// is written to the pool.
+    /// is written to the pool. Every pool restarts the counter at 0 (blocks 0 to
+    /// 255), so any number of pools is fine; an empty `out` leaves `key` unchanged.
     pub fn fill_pools(self, key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
         aes::fill_pools(self.0, key, out);
     }
 
     /// The AES-256-CTR keystream under `key` from `counter`: `out[i]` is
-    /// AES-256 of the big-endian block `counter + i` (mod 2^128).
+    /// AES-256 of the big-endian block `counter + i` (mod 2^128): any counter,
+    /// `u128::MAX` included, wraps to 0 without panicking.
     pub fn ctr_keystream(self, key: &[u8; 32], counter: u128, out: &mut [[u8; 16]]) {
         aes::ctr_keystream(self.0, key, counter, out);
     }
 }
 
 /// The RFC 8439 ChaCha block function with `ROUNDS` rounds (portable code):
-/// 32-bit block counter, 96-bit nonce, full feed-forward.
+/// 32-bit block counter (any value, `u32::MAX` included), 96-bit nonce, full
+/// feed-forward.
 pub fn chacha_block<const ROUNDS: usize>(
     key: &[u32; 8],
     counter: u32,

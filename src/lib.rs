@@ -9,6 +9,8 @@ extern crate std;
 mod aes;
 mod backend;
 mod chacha;
+#[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+mod compat;
 #[cfg(all(feature = "std", feature = "os-rng"))]
 mod fork;
 #[cfg(feature = "hazmat")]

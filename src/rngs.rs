@@ -12,6 +12,8 @@ pub(crate) mod shake;
 pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
     let mut xof = match crate::xof::TurboShake256::new(domain) {
         Ok(xof) => xof,
+        // Justified: `domain` is one of the constants 0x08, 0x0C, 0x14, 0x41 (the
+        // `from_key` of each generator, all tested), every one in 0x01..=0x7F.
         Err(_) => unreachable!("the generators' domain bytes are in 0x01..=0x7F"),
     };
     xof.absorb(key);
@@ -24,6 +26,25 @@ pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
 /// number generator failed (re-exported from `getrandom`).
 #[cfg(feature = "os-rng")]
 pub use getrandom::Error as OsError;
+
+/// The `# Panics` section every generator's type documentation ends with.
+macro_rules! generator_panics_doc {
+    () => {
+        "# Panics\n\
+         Reading never panics and cannot fail (`TryRng::Error` is `Infallible`): a \
+         request of 0 bytes returns at once and leaves the stream where it was, and a \
+         request of any length, more than 4 GiB included, is served from the same \
+         stream as many small ones. No counter can wrap or repeat: between refills \
+         the whole state is the current key (or Keccak state) and a position inside \
+         one refill buffer; the block counters restart inside every refill (see \
+         *Bad input and failure* in the crate documentation).\n\n\
+         Seeding: `from_seed`, `from_key` (any length, empty included), \
+         `seed_from_u64` and `from_rng` never panic; `try_from_rng` returns the \
+         source's error unchanged; `try_from_os_rng` returns the operating system's \
+         error, and `from_os_rng` panics with it (the only panic)."
+    };
+}
+pub(crate) use generator_panics_doc;
 
 /// Implements, for a generator `$name(BufferedRng<..>)`: the rand_core 0.10
 /// traits (`TryRng<Error = Infallible>` and `TryCryptoRng`, hence `Rng`,
@@ -87,7 +108,10 @@ macro_rules! impl_generator {
             /// If the operating system's generator fails (see
             /// [`try_from_os_rng`](Self::try_from_os_rng) for the fallible form). This
             /// is rare and not transient on the platforms `getrandom` supports: it
-            /// means the system has no usable entropy source.
+            /// means the system has no usable entropy source. The message is
+            #[doc = concat!("`ratchet-rng: cannot seed ", stringify!($name), ": the operating system's")]
+            /// random number generator failed: <the OsError>`. This is the only
+            /// panicking constructor.
             #[must_use]
             pub fn from_os_rng() -> Self {
                 match Self::try_from_os_rng() {
@@ -108,7 +132,8 @@ macro_rules! impl_generator {
             ///
             /// # Errors
             /// [`OsError`](crate::OsError) when the operating system's generator
-            /// fails; nothing is seeded from partial or fallback entropy.
+            /// fails, exactly as `getrandom` reported it (its code is kept); nothing
+            /// is seeded from partial or fallback entropy, and nothing panics.
             pub fn try_from_os_rng() -> Result<Self, crate::OsError> {
                 <Self as rand_core::SeedableRng>::try_from_rng(&mut getrandom::SysRng)
             }

@@ -220,11 +220,24 @@ pub fn __bench_u64_without_fork_check() -> u64 {
 /// (slower, never a repeat).
 ///
 /// # Panics
-/// The infallible methods panic if the operating system's generator fails when a
-/// seed is needed (first use in a thread, after a fork, after thread-local
-/// destruction); use [`try_fill`] to get the error instead. A failed *scheduled*
-/// reseed does not panic: the current key stays in use (it is still erased at each
-/// refill) and the reseed is retried after another [`RESEED_BYTES`].
+/// The infallible methods (`next_u32`, `next_u64`, `fill_bytes` and everything
+/// `rand` builds on them; also `try_next_u32`, `try_next_u64` and
+/// `try_fill_bytes`, whose error type is `Infallible`; and the free functions
+/// [`fill`], [`u32()`], [`u64()`]) panic if the operating system's generator fails when a seed is needed (first
+/// use in a thread, after a fork, after thread-local destruction), with the
+/// message `ratchet-rng: cannot seed the thread-local generator: the operating
+/// system's random number generator failed: <the OsError>`; use [`try_fill`] to
+/// get the error instead. After such a failure nothing is served and the next
+/// call tries to seed again. Nothing else panics: requests of any length are
+/// served, 0 bytes (which still runs the fork check) and more than 4 GiB
+/// included (in pieces of at most [`RESEED_BYTES`], reseeding between them).
+///
+/// A failed *scheduled* reseed (after [`RESEED_BYTES`]) neither panics nor makes
+/// [`try_fill`] fail: the current key stays in use (the generator still erases it
+/// at each refill, so earlier output stays protected; only the recovery from a
+/// captured state is postponed) and the reseed is retried after another
+/// [`RESEED_BYTES`]. A forced reseed ([`reseed`](Self::reseed)) reports the
+/// error instead.
 ///
 /// # Security
 /// `Debug` prints `ThreadRng { .. }` only. The handle is `!Send`: it cannot be
@@ -251,7 +264,9 @@ impl ThreadRng {
     ///
     /// # Errors
     /// [`OsError`] if the operating system's generator fails; the generator then
-    /// keeps its current state (unless it must reseed anyway, after a fork).
+    /// keeps its current state and goes on serving it (unless it must reseed
+    /// anyway: on first use in the thread or after a fork nothing is served until
+    /// a seed is obtained).
     pub fn reseed(&mut self) -> Result<(), OsError> {
         fork::with_slow(0, true, |_| ())
     }
@@ -318,8 +333,11 @@ pub fn thread_rng() -> ThreadRng {
 /// assert_ne!(key, [0u8; 32]);
 /// ```
 ///
+/// An empty `dst` returns at once (after the fork check); any length is served.
+///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed (see
+/// If the operating system's generator fails when a seed is needed, with the
+/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
 /// [`ThreadRng`]); [`try_fill`] returns the error instead.
 #[inline]
 pub fn fill(dst: &mut [u8]) {
@@ -331,8 +349,11 @@ pub fn fill(dst: &mut [u8]) {
 /// failed.
 ///
 /// # Errors
-/// [`OsError`] when the operating system's generator fails; `dst` is then left
-/// partly or wholly unchanged and must not be used.
+/// [`OsError`] when the operating system's generator fails while a seed is
+/// *required* (first use in this thread, after a fork, after thread-local
+/// destruction); `dst` is then left partly or wholly unchanged and must not be
+/// used. A failed *scheduled* reseed is not an error (see [`ThreadRng`]). Never
+/// panics.
 #[inline]
 pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
     fill_impl(dst)
@@ -341,7 +362,8 @@ pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
 /// A random `u32` from this thread's generator.
 ///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed (see
+/// If the operating system's generator fails when a seed is needed, with the
+/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
 /// [`ThreadRng`]).
 #[inline]
 #[must_use]
@@ -352,7 +374,8 @@ pub fn u32() -> u32 {
 /// A random `u64` from this thread's generator.
 ///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed (see
+/// If the operating system's generator fails when a seed is needed, with the
+/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
 /// [`ThreadRng`]).
 #[inline]
 #[must_use]

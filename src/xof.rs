@@ -26,6 +26,14 @@
 //!
 //! These types wipe their state when dropped. They always use the portable Keccak
 //! code; the generators pick a SIMD backend at run time.
+//!
+//! # Bad input
+//! Nothing here panics. Input and output of any length are accepted, zero bytes
+//! included (an empty `absorb` or `squeeze` changes nothing), and there is no
+//! limit on the total: the sponge keeps only its position inside the current
+//! 136-byte block, never a byte count that could wrap. The one invalid input is a
+//! TurboSHAKE domain byte outside `0x01..=0x7F`, rejected with
+//! [`InvalidDomainByte`] by [`TurboShake256::new`] and [`turboshake256`].
 
 use core::fmt;
 
@@ -101,7 +109,7 @@ impl Shake256 {
         }
     }
 
-    /// Absorbs more input.
+    /// Absorbs more input, of any length (empty input changes nothing).
     pub const fn absorb(&mut self, data: &[u8]) {
         self.sponge.absorb(data);
     }
@@ -116,7 +124,8 @@ impl Shake256 {
 }
 
 impl Shake256Reader {
-    /// Writes the next `out.len()` bytes of output.
+    /// Writes the next `out.len()` bytes of output: any length, without limit on
+    /// the total (an empty `out` changes nothing).
     pub const fn squeeze(&mut self, out: &mut [u8]) {
         self.sponge.squeeze(out);
     }
@@ -126,7 +135,17 @@ impl TurboShake256 {
     /// An empty TurboSHAKE256 hasher with domain-separation byte `domain`.
     ///
     /// # Errors
-    /// [`InvalidDomainByte`] unless `0x01 <= domain <= 0x7F` (RFC 9861).
+    /// [`InvalidDomainByte`] (holding `domain`) unless `0x01 <= domain <= 0x7F`
+    /// (RFC 9861 section 2.2): `0x00` and `0x80..=0xFF` are rejected, never
+    /// clamped or masked.
+    ///
+    /// ```
+    /// use ratchet_rng::xof::{InvalidDomainByte, TurboShake256};
+    ///
+    /// assert_eq!(TurboShake256::new(0x80).unwrap_err(), InvalidDomainByte(0x80));
+    /// assert!(TurboShake256::new(0x00).is_err());
+    /// assert_eq!(TurboShake256::new(0x7F).map(|t| t.domain()), Ok(0x7F));
+    /// ```
     pub const fn new(domain: u8) -> Result<Self, InvalidDomainByte> {
         match check_domain(domain) {
             Ok(domain) => Ok(Self {
@@ -142,7 +161,7 @@ impl TurboShake256 {
         self.domain
     }
 
-    /// Absorbs more input.
+    /// Absorbs more input, of any length (empty input changes nothing).
     pub const fn absorb(&mut self, data: &[u8]) {
         self.sponge.absorb(data);
     }
@@ -157,7 +176,8 @@ impl TurboShake256 {
 }
 
 impl TurboShake256Reader {
-    /// Writes the next `out.len()` bytes of output.
+    /// Writes the next `out.len()` bytes of output: any length, without limit on
+    /// the total (an empty `out` changes nothing).
     pub const fn squeeze(&mut self, out: &mut [u8]) {
         self.sponge.squeeze(out);
     }
@@ -222,7 +242,8 @@ pub const fn shake256<const N: usize>(input: &[u8]) -> [u8; N] {
 /// As for [`shake256`]: prefer [`TurboShake256`] for secrets at run time.
 ///
 /// # Errors
-/// [`InvalidDomainByte`] unless `0x01 <= domain <= 0x7F`.
+/// [`InvalidDomainByte`] unless `0x01 <= domain <= 0x7F`; in a `const` item the
+/// error can be turned into a compile-time failure with `match`.
 pub const fn turboshake256<const N: usize>(
     input: &[u8],
     domain: u8,

@@ -26,6 +26,15 @@ use super::{BLOCK_BYTES, NEXT_KEY_BYTES, POOL_OUTPUT_BYTES, ROUNDS};
 /// Blocks encrypted together: enough to cover AESENC's latency.
 const BATCH_BLOCKS: usize = 8;
 
+/// One register: one block.
+type Reg = __m128i;
+
+/// Bytes in one register.
+const LANE_BYTES: usize = BLOCK_BYTES;
+
+/// Registers encrypted together.
+const BATCH_LANES: usize = BATCH_BLOCKS;
+
 /// Output bytes of a pool's first batch: its blocks after the next key.
 const HEAD_OUTPUT_BYTES: usize = BATCH_BLOCKS * BLOCK_BYTES - NEXT_KEY_BYTES;
 
@@ -132,99 +141,18 @@ fn pool_counters(first: usize) -> [__m128i; BATCH_BLOCKS] {
     blocks
 }
 
-/// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).
-///
-/// Each pool's first batch (blocks 0..8) is encrypted first; blocks 0 and 1
-/// are the next key, which is expanded before the other 31 batches, so the
-/// expansion overlaps them instead of delaying the next pool.
-///
-/// # Security
-///
-/// Constant time; the round keys and the registers this function keeps on
-/// the stack are zeroized.
-#[target_feature(enable = "aes")]
-pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
-    let mut rk: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    let mut next: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
-    expand_key(key, &mut rk);
-    // The last pool's next key is expanded by the next call, not here.
-    let last = out.len().saturating_sub(1);
-    for (i, pool) in out.iter_mut().enumerate() {
-        let (head, body) = pool.split_at_mut(HEAD_OUTPUT_BYTES);
-        blocks = pool_counters(0);
-        encrypt_batch(&rk, &mut blocks);
-        let (key_halves, _) = key.as_chunks_mut::<BLOCK_BYTES>();
-        store(&mut key_halves[0], blocks[0]);
-        store(&mut key_halves[1], blocks[1]);
-        let (head_blocks, _) = head.as_chunks_mut::<BLOCK_BYTES>();
-        for (dst, b) in head_blocks.iter_mut().zip(&blocks[2..]) {
-            store(dst, *b);
-        }
-        if i != last {
-            expand_key(key, &mut next);
-        }
-        let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
-        for (i, batch) in batches.iter_mut().enumerate() {
-            blocks = pool_counters(BATCH_BLOCKS * (i + 1));
-            encrypt_batch(&rk, &mut blocks);
-            let (dst_blocks, _) = batch.as_chunks_mut::<BLOCK_BYTES>();
-            for (dst, b) in dst_blocks.iter_mut().zip(&blocks) {
-                store(dst, *b);
-            }
-        }
-        rk = next;
-    }
-    rk.zeroize();
-    next.zeroize();
-    blocks.zeroize();
-}
-
-/// Writes the AES-256-CTR keystream starting at `counter` into `out`:
-/// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
-/// wrapping modulo 2^128.
-///
-/// # Security
-///
-/// Constant time in the key; the counter and the length are public.
-#[target_feature(enable = "aes")]
-pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
-    let mut rk: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    expand_key(key, &mut rk);
-    let mut next = counter;
-    for block in out.iter_mut() {
-        *block = next.to_be_bytes();
-        next = next.wrapping_add(1);
-    }
-    let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
-    let mut blocks = [_mm_setzero_si128(); BATCH_BLOCKS];
-    for batch in batches {
-        encrypt_in_place(&rk, &mut blocks, batch);
-    }
-    if !tail.is_empty() {
-        let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
-        padded[..tail.len()].copy_from_slice(tail);
-        encrypt_in_place(&rk, &mut blocks, &mut padded);
-        tail.copy_from_slice(&padded[..tail.len()]);
-        padded.zeroize();
-    }
-    rk.zeroize();
-    blocks.zeroize();
-}
-
-/// Encrypts eight blocks in memory, through `blocks`.
+/// A pool's first batch: its first two blocks are the next key, the rest is
+/// the head of the pool's output.
 #[inline]
 #[target_feature(enable = "aes")]
-fn encrypt_in_place(
-    rk: &RoundKeys,
-    blocks: &mut [__m128i; BATCH_BLOCKS],
-    data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
-) {
-    for (b, src) in blocks.iter_mut().zip(data.iter()) {
-        *b = load(src);
-    }
-    encrypt_batch(rk, blocks);
-    for (dst, b) in data.iter_mut().zip(blocks.iter()) {
+fn store_head(key: &mut [u8; 32], head: &mut [u8; HEAD_OUTPUT_BYTES], lanes: &[Reg; BATCH_LANES]) {
+    let (key_halves, _) = key.as_chunks_mut::<BLOCK_BYTES>();
+    store(&mut key_halves[0], lanes[0]);
+    store(&mut key_halves[1], lanes[1]);
+    let (head_blocks, _) = head.as_chunks_mut::<BLOCK_BYTES>();
+    for (dst, b) in head_blocks.iter_mut().zip(&lanes[2..]) {
         store(dst, *b);
     }
 }
+
+pool_kernel!(features = "aes", zero = _mm_setzero_si128());

@@ -36,8 +36,8 @@ const _: () = assert!(NEXT_KEY_BYTES == LANE_BYTES);
 const _: () =
     assert!((POOL_OUTPUT_BYTES - HEAD_OUTPUT_BYTES).is_multiple_of(BATCH_BLOCKS * BLOCK_BYTES));
 
-/// Round keys broadcast to both halves of a register.
-type WideRoundKeys = [__m256i; ROUNDS + 1];
+/// One register: two blocks.
+type Reg = __m256i;
 
 /// Loads two blocks (bytes in memory order).
 #[inline]
@@ -62,17 +62,19 @@ fn store(dst: &mut [u8; LANE_BYTES], value: __m256i) {
 /// Expands `key` and broadcasts each round key to both halves.
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
-fn expand_key(key: &[u8; 32], narrow: &mut RoundKeys, wide: &mut WideRoundKeys) {
-    x86_aesni::expand_key(key, narrow);
+fn expand_key(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1]) {
+    let mut narrow: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
+    x86_aesni::expand_key(key, &mut narrow);
     for (w, n) in wide.iter_mut().zip(narrow.iter()) {
         *w = _mm256_broadcastsi128_si256(*n);
     }
+    narrow.zeroize();
 }
 
 /// FIPS 197 Cipher on a batch of registers.
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
-fn encrypt_batch(rk: &WideRoundKeys, lanes: &mut [__m256i; BATCH_LANES]) {
+fn encrypt_batch(rk: &[Reg; ROUNDS + 1], lanes: &mut [__m256i; BATCH_LANES]) {
     for l in lanes.iter_mut() {
         *l = _mm256_xor_si256(*l, rk[0]);
     }
@@ -100,102 +102,16 @@ fn pool_counters(first: usize) -> [__m256i; BATCH_LANES] {
     lanes
 }
 
-/// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).
-///
-/// Each pool's first batch (blocks 0..16) is encrypted first; its first
-/// register is the next key, which is expanded before the other 15 batches,
-/// so the expansion overlaps them instead of delaying the next pool.
-///
-/// # Security
-///
-/// Constant time; the round keys and the registers this function keeps on
-/// the stack are zeroized.
-#[target_feature(enable = "aes,avx2,vaes")]
-pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
-    let mut narrow: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    let mut rk: WideRoundKeys = [_mm256_setzero_si256(); ROUNDS + 1];
-    let mut next: WideRoundKeys = [_mm256_setzero_si256(); ROUNDS + 1];
-    let mut lanes = [_mm256_setzero_si256(); BATCH_LANES];
-    expand_key(key, &mut narrow, &mut rk);
-    // The last pool's next key is expanded by the next call, not here.
-    let last = out.len().saturating_sub(1);
-    for (i, pool) in out.iter_mut().enumerate() {
-        let (head, body) = pool.split_at_mut(HEAD_OUTPUT_BYTES);
-        lanes = pool_counters(0);
-        encrypt_batch(&rk, &mut lanes);
-        store(key, lanes[0]);
-        let (head_lanes, _) = head.as_chunks_mut::<LANE_BYTES>();
-        for (dst, l) in head_lanes.iter_mut().zip(&lanes[1..]) {
-            store(dst, *l);
-        }
-        if i != last {
-            expand_key(key, &mut narrow, &mut next);
-        }
-        let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
-        for (i, batch) in batches.iter_mut().enumerate() {
-            lanes = pool_counters(BATCH_BLOCKS * (i + 1));
-            encrypt_batch(&rk, &mut lanes);
-            let (dst_lanes, _) = batch.as_chunks_mut::<LANE_BYTES>();
-            for (dst, l) in dst_lanes.iter_mut().zip(&lanes) {
-                store(dst, *l);
-            }
-        }
-        rk = next;
-    }
-    narrow.zeroize();
-    rk.zeroize();
-    next.zeroize();
-    lanes.zeroize();
-}
-
-/// Writes the AES-256-CTR keystream starting at `counter` into `out`:
-/// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
-/// wrapping modulo 2^128.
-///
-/// # Security
-///
-/// Constant time in the key; the counter and the length are public.
-#[target_feature(enable = "aes,avx2,vaes")]
-pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
-    let mut narrow: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    let mut rk: WideRoundKeys = [_mm256_setzero_si256(); ROUNDS + 1];
-    expand_key(key, &mut narrow, &mut rk);
-    let mut next = counter;
-    for block in out.iter_mut() {
-        *block = next.to_be_bytes();
-        next = next.wrapping_add(1);
-    }
-    let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
-    let mut lanes = [_mm256_setzero_si256(); BATCH_LANES];
-    for batch in batches {
-        encrypt_in_place(&rk, &mut lanes, batch);
-    }
-    if !tail.is_empty() {
-        let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
-        padded[..tail.len()].copy_from_slice(tail);
-        encrypt_in_place(&rk, &mut lanes, &mut padded);
-        tail.copy_from_slice(&padded[..tail.len()]);
-        padded.zeroize();
-    }
-    narrow.zeroize();
-    rk.zeroize();
-    lanes.zeroize();
-}
-
-/// Encrypts sixteen blocks in memory, through `lanes`.
+/// A pool's first batch: its first register is the next key, the rest is the
+/// head of the pool's output.
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
-fn encrypt_in_place(
-    rk: &WideRoundKeys,
-    lanes: &mut [__m256i; BATCH_LANES],
-    data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
-) {
-    let (pairs, _) = data.as_flattened_mut().as_chunks_mut::<LANE_BYTES>();
-    for (l, src) in lanes.iter_mut().zip(pairs.iter()) {
-        *l = load(src);
-    }
-    encrypt_batch(rk, lanes);
-    for (dst, l) in pairs.iter_mut().zip(lanes.iter()) {
+fn store_head(key: &mut [u8; 32], head: &mut [u8; HEAD_OUTPUT_BYTES], lanes: &[Reg; BATCH_LANES]) {
+    store(key, lanes[0]);
+    let (head_lanes, _) = head.as_chunks_mut::<LANE_BYTES>();
+    for (dst, l) in head_lanes.iter_mut().zip(&lanes[1..]) {
         store(dst, *l);
     }
 }
+
+pool_kernel!(features = "aes,avx2,vaes", zero = _mm256_setzero_si256());

@@ -170,6 +170,11 @@ pub(crate) const fn keccak_p1600<const ROUNDS: usize>(a: &mut [u64; LANES]) {
 /// permutes as soon as a block is full; squeezing permutes before reading past the
 /// end of a block. It has no `Drop`: the owners (XOFs, generators) wipe it, which
 /// keeps every method usable in `const` context.
+///
+/// No input can make it panic: between calls `pos < RATE` (it is reset to 0 as
+/// soon as it reaches `RATE`), so `state[pos / 8]` is in bounds; whole lanes are
+/// read from `data` / written to `out` only when at least 8 bytes remain; and no
+/// byte count is kept, so any amount of input or output is fine.
 #[derive(Clone)]
 pub(crate) struct Sponge<const ROUNDS: usize, const RATE: usize> {
     state: [u64; LANES],

@@ -4,7 +4,7 @@ use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
 use super::buffer::{BlockCore, BufferedRng};
-use super::{derive_key, impl_generator};
+use super::{derive_key, generator_panics_doc, impl_generator};
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::AesBackend;
 
@@ -61,6 +61,8 @@ impl Drop for AesPoolCore {
 /// // (blocks 0 and 1 became the next key): ce a7 40 3d ...
 /// assert_eq!(rng.next_u32(), 0x3d40_a7ce);
 /// ```
+///
+#[doc = generator_panics_doc!()]
 pub struct AesCtrPoolRng(BufferedRng<AesPoolCore, POOL_OUTPUT_BYTES>);
 
 impl AesCtrPoolRng {
@@ -70,6 +72,12 @@ impl AesCtrPoolRng {
     /// # Security
     /// The stream is exactly as secret as `key`; `from_key(&[])` is a valid, public
     /// stream. Use at least 32 bytes of secret key material for cryptographic use.
+    ///
+    /// # Panics
+    /// Never: any length is accepted, the empty key included. A 32-byte key is
+    /// hashed like any other: `from_key(&k)` is *not* `from_seed(k)`; for a
+    /// 32-byte slice that is the seed, use `from_seed(slice.try_into()?)` (which
+    /// fails unless it has exactly 32 bytes).
     #[must_use]
     pub fn from_key(key: &[u8]) -> Self {
         let mut seed = derive_key(key, FROM_KEY_DOMAIN);
@@ -83,14 +91,15 @@ impl AesCtrPoolRng {
 impl AesCtrPoolRng {
     /// [`from_seed`](SeedableRng::from_seed) on the named AES backend (see
     /// [`hazmat::Aes256`](crate::hazmat::Aes256)); `None` if this CPU or build
-    /// lacks it. The stream is the same on every backend.
+    /// lacks it, or if `backend` names no backend at all (any string is accepted;
+    /// nothing panics). The stream is the same on every backend.
     pub fn from_seed_with_backend(seed: [u8; 32], backend: &str) -> Option<Self> {
         let backend = crate::hazmat::Aes256::by_name(backend)?.0;
         Some(Self(BufferedRng::new(AesPoolCore { key: seed, backend })))
     }
 
     /// [`from_key`](Self::from_key) on the named AES backend; `None` if this CPU
-    /// or build lacks it.
+    /// or build lacks it, or for an unknown name.
     pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
         let mut seed = derive_key(key, FROM_KEY_DOMAIN);
         let rng = Self::from_seed_with_backend(seed, backend);

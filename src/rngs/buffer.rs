@@ -11,6 +11,17 @@
 //! - requests of whole refills bypass the buffer: the core writes straight into the
 //!   caller's slice (same bytes, no copy, nothing left behind);
 //! - the buffer is zeroized on drop (the core wipes its own state).
+//!
+//! # Lengths and counters
+//! The only number kept between calls is `pos <= N` (N is at most 4064). No
+//! byte, block or refill count is kept anywhere: a request of any length, more
+//! than 4 GiB included, is split with `as_chunks_mut` into whole refills and a
+//! tail, and the only sums are `pos + k` with `k <= N - pos` (checked first) or
+//! `k <= 8`, which cannot overflow even with a 16-bit `usize`. On a 32-bit
+//! target a slice is below 4 GiB anyway; on 64-bit targets a longer one is
+//! just more refills. The cores keep no counter across refills either (the
+//! block counters restart inside each refill), so nothing can wrap or repeat
+//! however much is read; `tests/bad_input.rs` checks this through `hazmat`.
 
 use zeroize::Zeroize;
 
@@ -92,6 +103,7 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
     pub(crate) fn fill_bytes(&mut self, dst: &mut [u8]) {
         // Fast path: nothing to do, or all of it buffered.
         let pos = self.pos;
+        // Invariant `pos <= N`: no underflow, and `pos + dst.len() <= N` below.
         if dst.len() <= N - pos {
             if !dst.is_empty() {
                 move_out(dst, &mut self.buf[pos..pos + dst.len()]);
@@ -117,6 +129,7 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
             self.core.generate(&mut self.buf);
             self.pos = 0;
             let rest = self.serve_buffered(tail);
+            // `tail.len() < N` and the buffer was just refilled with `N` bytes.
             debug_assert!(rest.is_empty());
         }
     }
@@ -135,6 +148,8 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
 
     #[inline]
     fn next_array<const K: usize>(&mut self) -> [u8; K] {
+        // `pos <= N` and `K <= 8`: the sum cannot overflow; `get_mut` turns a
+        // range past `N` into the refill path instead of a panic.
         if let Some(src) = self.buf.get_mut(self.pos..self.pos + K) {
             // Fast path: all K bytes are buffered.
             let mut out = [0u8; K];
@@ -159,6 +174,8 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
     /// the part of `dst` still to fill.
     #[inline]
     fn serve_buffered<'a>(&mut self, dst: &'a mut [u8]) -> &'a mut [u8] {
+        // `pos <= N`, so `N - pos` cannot underflow and `pos + n <= N`: the
+        // split and the slice are in bounds (no panic).
         let n = dst.len().min(N - self.pos);
         let (now, later) = dst.split_at_mut(n);
         move_out(now, &mut self.buf[self.pos..self.pos + n]);

@@ -6,7 +6,7 @@ use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
 use super::buffer::{BlockCore, BufferedRng};
-use super::{derive_key, impl_generator};
+use super::{derive_key, generator_panics_doc, impl_generator};
 use crate::backend::ChaChaBackend;
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
 
@@ -51,6 +51,8 @@ macro_rules! chacha_generator {
         $name:ident, $rounds:literal, $domain:literal
     ) => {
         $(#[$doc])*
+        ///
+        #[doc = generator_panics_doc!()]
         pub struct $name(BufferedRng<ChaChaCore<$rounds>, KEY_PERIOD_OUTPUT_BYTES>);
 
         impl $name {
@@ -64,6 +66,13 @@ macro_rules! chacha_generator {
             /// The stream is exactly as secret as `key`; `from_key(&[])` is a valid,
             /// public stream. Use at least 32 bytes of secret key material for
             /// cryptographic use.
+            ///
+            /// # Panics
+            /// Never: any length is accepted, the empty key included. A 32-byte
+            /// key is hashed like any other: `from_key(&k)` is *not*
+            /// `from_seed(k)`; for a 32-byte slice that is the seed, use
+            /// `from_seed(slice.try_into()?)` (which fails, through
+            /// `TryFrom<&[u8]> for [u8; 32]`, unless it has exactly 32 bytes).
             #[must_use]
             pub fn from_key(key: &[u8]) -> Self {
                 let mut seed = derive_key(key, $domain);
@@ -77,14 +86,16 @@ macro_rules! chacha_generator {
         impl $name {
             /// [`from_seed`](SeedableRng::from_seed) on the named ChaCha backend
             /// (see [`hazmat::ChaCha`](crate::hazmat::ChaCha)); `None` if this CPU
-            /// or build lacks it. The stream is the same on every backend.
+            /// or build lacks it, or if `backend` names no backend at all (any
+            /// string is accepted; nothing panics). The stream is the same on every
+            /// backend.
             pub fn from_seed_with_backend(seed: [u8; 32], backend: &str) -> Option<Self> {
                 let backend = crate::hazmat::ChaCha::by_name(backend)?.0;
                 Some(Self(BufferedRng::new(ChaChaCore::new(&seed, backend))))
             }
 
             /// [`from_key`](Self::from_key) on the named ChaCha backend; `None` if
-            /// this CPU or build lacks it.
+            /// this CPU or build lacks it, or for an unknown name.
             pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
                 let mut seed = derive_key(key, $domain);
                 let rng = Self::from_seed_with_backend(seed, backend);

@@ -7,7 +7,7 @@ use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
 use super::buffer::{BlockCore, BufferedRng};
-use super::impl_generator;
+use super::{generator_panics_doc, impl_generator};
 use crate::backend::KeccakBackend;
 use crate::keccak::{self, FULL_ROUNDS, LANES, RATCHET_PERIOD_BYTES, RATE_BYTES, Sponge};
 
@@ -25,6 +25,24 @@ const DOMAIN: u8 = 0x1F;
 ///
 /// `Default` is all zeros (a public seed: fill it before use). Its `Debug` prints
 /// no bytes, and it is wiped when dropped.
+///
+/// # Lengths
+/// A seed is exactly 136 bytes: build one from a `[u8; 136]` (`From`, infallible)
+/// or from a slice with `TryFrom<&[u8]>`, which fails with
+/// [`TryFromSliceError`](core::array::TryFromSliceError) unless the slice has
+/// exactly 136 bytes (nothing is padded or truncated). Key material of any other
+/// length goes to `from_key` instead.
+///
+/// ```
+/// use ratchet_rng::{SpongeSeed, TurboShakeRng, rand_core::{Rng, SeedableRng}};
+///
+/// let bytes = [7u8; 140];
+/// assert!(SpongeSeed::try_from(&bytes[..135]).is_err());
+/// assert!(SpongeSeed::try_from(&bytes[..]).is_err());
+/// let seed = SpongeSeed::try_from(&bytes[..136]).expect("136 bytes");
+/// let mut a = TurboShakeRng::from_seed(seed);
+/// assert_eq!(a.next_u64(), TurboShakeRng::from_key(&bytes[..136]).next_u64());
+/// ```
 #[derive(Clone)]
 pub struct SpongeSeed([u8; SPONGE_SEED_BYTES]);
 
@@ -37,6 +55,19 @@ impl Default for SpongeSeed {
 impl From<[u8; SPONGE_SEED_BYTES]> for SpongeSeed {
     fn from(bytes: [u8; SPONGE_SEED_BYTES]) -> Self {
         Self(bytes)
+    }
+}
+
+impl TryFrom<&[u8]> for SpongeSeed {
+    type Error = core::array::TryFromSliceError;
+
+    /// A seed from exactly [`SPONGE_SEED_BYTES`] bytes.
+    ///
+    /// # Errors
+    /// [`TryFromSliceError`](core::array::TryFromSliceError) for any other
+    /// length, as for arrays.
+    fn try_from(bytes: &[u8]) -> Result<Self, Self::Error> {
+        <[u8; SPONGE_SEED_BYTES]>::try_from(bytes).map(Self)
     }
 }
 
@@ -103,6 +134,8 @@ macro_rules! sponge_generator {
         $name:ident, $rounds:expr, $xof:literal
     ) => {
         $(#[$doc])*
+        ///
+        #[doc = generator_panics_doc!()]
         pub struct $name(BufferedRng<SpongeCore<{ $rounds }>, RATCHET_PERIOD_BYTES>);
 
         impl $name {
@@ -118,6 +151,11 @@ macro_rules! sponge_generator {
             /// gives a public stream (no error is raised; `from_key(&[])` is a valid,
             /// fixed stream). Use at least 32 bytes of secret key material for
             /// cryptographic use.
+            ///
+            /// # Panics
+            /// Never: any length is accepted (the empty key included) and absorbed
+            /// in constant memory; a key longer than 136 bytes is absorbed over
+            /// several rate blocks, as by the XOF.
             #[must_use]
             pub fn from_key(key: &[u8]) -> Self {
                 Self(BufferedRng::new(SpongeCore::from_key(
@@ -131,14 +169,15 @@ macro_rules! sponge_generator {
         impl $name {
             /// [`from_key`](Self::from_key) on the named Keccak backend (see
             /// [`hazmat::Keccak`](crate::hazmat::Keccak)); `None` if this CPU or
-            /// build lacks it. The stream is the same on every backend.
+            /// build lacks it, or if `backend` names no backend at all (any string
+            /// is accepted; nothing panics). The stream is the same on every backend.
             pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
                 let backend = crate::hazmat::Keccak::by_name(backend)?.0;
                 Some(Self(BufferedRng::new(SpongeCore::from_key(key, backend))))
             }
 
             /// [`from_seed`](SeedableRng::from_seed) on the named Keccak backend;
-            /// `None` if this CPU or build lacks it.
+            /// `None` if this CPU or build lacks it, or for an unknown name.
             pub fn from_seed_with_backend(seed: SpongeSeed, backend: &str) -> Option<Self> {
                 Self::from_key_with_backend(&seed.0, backend)
             }
