@@ -241,22 +241,24 @@ fn advise_wipe(page: *mut u8, len: usize) -> bool {
 }
 
 /// Keeps `page..page + len` out of core dumps, where the system can (best effort:
-/// the fork safety does not depend on it).
+/// the fork safety does not depend on it); true if the advice was accepted. The
+/// result is recorded in the state, for the `hazmat` report that tests check.
 #[cfg(unix)]
-fn advise_no_dump(page: *mut u8, len: usize) {
+fn advise_no_dump(page: *mut u8, len: usize) -> bool {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     {
         // SAFETY: our own anonymous mapping; the advice only affects core dumps.
-        let _ = unsafe { libc::madvise(page.cast(), len, libc::MADV_DONTDUMP) };
+        unsafe { libc::madvise(page.cast(), len, libc::MADV_DONTDUMP) == 0 }
     }
     #[cfg(target_os = "freebsd")]
     {
         // SAFETY: our own anonymous mapping; the advice only affects core dumps.
-        let _ = unsafe { libc::madvise(page.cast(), len, libc::MADV_NOCORE) };
+        unsafe { libc::madvise(page.cast(), len, libc::MADV_NOCORE) == 0 }
     }
     #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
     {
         let _ = (page, len);
+        false
     }
 }
 
@@ -341,6 +343,8 @@ struct State {
     seeded: usize,
     /// Whether this state's pages are wiped in a forked child.
     wipes: bool,
+    /// Whether the kernel accepted keeping this state's pages out of core dumps.
+    no_dump: bool,
     /// The fork epoch and process id at the last seeding.
     epoch: usize,
     pid: u32,
@@ -396,20 +400,36 @@ impl Drop for Owner {
 }
 
 /// Allocates room for a state (uninitialised); also returns whether it will be
-/// wiped in a forked child.
+/// wiped in a forked child, and whether it is kept out of core dumps.
 #[cfg(unix)]
-fn alloc_state(protection: Protection) -> Option<(*mut State, bool)> {
-    let len = size_of::<State>().next_multiple_of(page_bytes());
+fn alloc_state(protection: Protection) -> Option<(*mut State, bool, bool)> {
+    let len = state_bytes();
     let page = map(len)?;
     let wipes = protection == Protection::Wipe && advise_wipe(page, len);
-    advise_no_dump(page, len);
-    Some((page.cast::<State>(), wipes))
+    let no_dump = advise_no_dump(page, len);
+    Some((page.cast::<State>(), wipes, no_dump))
 }
 
 #[cfg(not(unix))]
-fn alloc_state(_: Protection) -> Option<(*mut State, bool)> {
+fn alloc_state(_: Protection) -> Option<(*mut State, bool, bool)> {
     let state = std::boxed::Box::<State>::new_uninit();
-    Some((std::boxed::Box::into_raw(state).cast::<State>(), false))
+    Some((
+        std::boxed::Box::into_raw(state).cast::<State>(),
+        false,
+        false,
+    ))
+}
+
+/// The length of a state's allocation: whole pages on unix.
+fn state_bytes() -> usize {
+    #[cfg(unix)]
+    {
+        size_of::<State>().next_multiple_of(page_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        size_of::<State>()
+    }
 }
 
 /// Drops the generator (which zeroizes it) if it holds one, and frees the state.
@@ -427,9 +447,8 @@ unsafe fn free_state(state: *mut State) {
     }
     #[cfg(unix)]
     {
-        let len = size_of::<State>().next_multiple_of(page_bytes());
         // SAFETY: the mapping `alloc_state` made (same length), not used after this.
-        unsafe { unmap(state.cast::<u8>(), len) };
+        unsafe { unmap(state.cast::<u8>(), state_bytes()) };
     }
     #[cfg(not(unix))]
     {
@@ -450,7 +469,7 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
         return None;
     }
     let protection = protection();
-    let (state, wipes) = alloc_state(protection)?;
+    let (state, wipes, no_dump) = alloc_state(protection)?;
     let generator = match Generator::from_os() {
         Ok(generator) => generator,
         Err(err) => {
@@ -479,6 +498,7 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
             },
             seeded: SEEDED,
             wipes,
+            no_dump,
             epoch,
             pid: std::process::id(),
             generator: MaybeUninit::new(generator),
@@ -657,6 +677,27 @@ pub(crate) fn with_slow<R>(
     // with no other reference to it live (see `with_fast`).
     let state = unsafe { &mut *slot.cast::<State>() };
     state.serve(bytes, force, f)
+}
+
+/// Where this thread's state lives and what the kernel was told about it (the
+/// `hazmat` report; see `hazmat::ThreadStatePages`): the address and length of
+/// its allocation, whether it is wiped in a forked child, whether the advice to
+/// keep it out of core dumps was accepted. Creates the state if needed; `None`
+/// when it cannot exist (thread-local destruction, no memory, OS seeding failed).
+#[cfg(feature = "hazmat")]
+pub(crate) fn this_thread_state() -> Option<(usize, usize, bool, bool)> {
+    with_slow(0, false, |_| ()).ok()?;
+    let slot = SLOT.try_with(Cell::get).ok()?;
+    if slot == uninit() || slot == destroyed() {
+        return None;
+    }
+    // SAFETY: not a placeholder: this thread's live state (see `with_slow`); only
+    // two plain fields are read, with no reference to the state live elsewhere.
+    let (wipes, no_dump) = unsafe {
+        let state = slot.cast::<State>();
+        ((*state).wipes, (*state).no_dump)
+    };
+    Some((slot as usize, state_bytes(), wipes, no_dump))
 }
 
 /// Runs `f` on a generator seeded from the OS for this call only.

@@ -144,3 +144,44 @@ pub fn chacha_block<const ROUNDS: usize>(
 ) -> [u32; 16] {
     chacha::soft::block::<ROUNDS>(key, counter, nonce)
 }
+
+/// Where this thread's generator state (the thread-local generator behind
+/// [`rng()`](crate::rng)) lives, and what the kernel accepted about it: for tests
+/// of its memory hygiene (see [`thread_state_pages`]).
+#[cfg(all(feature = "std", feature = "os-rng"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadStatePages {
+    /// The address of the state's allocation (on unix: the start of its own
+    /// anonymous mapping, as `/proc/self/smaps` lists it on Linux).
+    pub address: usize,
+    /// Its length in bytes (whole pages on unix).
+    pub len: usize,
+    /// The pages are given zero-filled to a forked child: the wipe advice
+    /// (`MADV_WIPEONFORK` / `INHERIT_ZERO`) was accepted *and* the once-per-process
+    /// probe saw a child read zeros. False where the wipe does not work (an
+    /// emulator such as qemu-user, an old kernel, no such mechanism); forks are
+    /// then detected by the fork epoch and process id.
+    pub wipe_on_fork: bool,
+    /// The advice to keep the pages out of core dumps (`MADV_DONTDUMP` on Linux and
+    /// Android, `MADV_NOCORE` on FreeBSD) was accepted by the kernel (the system
+    /// call returned success). Always false elsewhere.
+    pub dont_dump: bool,
+}
+
+/// This thread's generator state (created and seeded from the OS if it does not
+/// exist yet): where it lives and what the kernel accepted about it. `None` when
+/// the thread-local generator cannot be used here (during thread-local
+/// destruction, or when the OS cannot seed it).
+///
+/// The address is for comparing with the system's own view (e.g. the `VmFlags`
+/// of `/proc/self/smaps`); it must not be dereferenced.
+#[cfg(all(feature = "std", feature = "os-rng"))]
+pub fn thread_state_pages() -> Option<ThreadStatePages> {
+    let (address, len, wipe_on_fork, dont_dump) = crate::fork::this_thread_state()?;
+    Some(ThreadStatePages {
+        address,
+        len,
+        wipe_on_fork,
+        dont_dump,
+    })
+}

@@ -81,6 +81,24 @@ macro_rules! impl_generator {
             }
         }
 
+        #[cfg(feature = "hazmat")]
+        impl $name {
+            /// Hazmat inspection of the output buffer, for tests of the wiping:
+            /// returns the whole buffer and the number of its bytes already
+            /// served. Bytes `..served` must read as zeros (wiped as they were
+            /// handed out); bytes `served..` are the next bytes of the stream, not
+            /// yet returned. `served` equals the buffer's length when nothing is
+            /// buffered.
+            ///
+            /// # Security
+            /// The unread bytes are future output: whoever reads them can predict
+            /// the generator. For tests only.
+            pub fn inspect_buffer(&self) -> (&[u8], usize) {
+                let (buf, served) = self.0.buffer();
+                (buf, served)
+            }
+        }
+
         #[cfg(feature = "os-rng")]
         impl $name {
             #[doc = concat!("A `", stringify!($name), "` seeded by the operating system's")]

@@ -183,8 +183,9 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
         later
     }
 
-    /// The buffer's bytes, for tests of the wiping.
-    #[cfg(test)]
+    /// The buffer's bytes and the position of the first unread one, for tests of
+    /// the wiping (unit tests, and the `hazmat` inspection hook).
+    #[cfg(any(test, feature = "hazmat"))]
     pub(crate) fn buffer(&self) -> (&[u8; N], usize) {
         (&self.buf, self.pos)
     }

@@ -1,0 +1,209 @@
+//! The thread-local generator's state pages, checked against the kernel's own
+//! word: the advice results the crate records (`hazmat::thread_state_pages`) and,
+//! independently, the `VmFlags` line of `/proc/self/smaps` for the mapping that
+//! holds the state (`dd` = `VM_DONTDUMP`, `wf` = `VM_WIPEONFORK`; see `proc(5)`).
+//!
+//! Under qemu-user (CI runs the suite under `qemu-x86_64` and `qemu-aarch64`) the
+//! emulator accepts `madvise` advice without applying it and shows the guest a
+//! `/proc/self/smaps` of its own making, so the kernel's word is not available:
+//! there the crate's fork probe fails (`wipe_on_fork == false`, the `getpid()`
+//! fallback is in use) and this test checks what still holds (the advice calls
+//! succeeded, the state is a whole-page mapping of its own that smaps lists
+//! without claiming the flags). Where the probe passed, a real kernel applied
+//! `MADV_WIPEONFORK`, and the smaps flags are required.
+#![cfg(any(target_os = "linux", target_os = "android"))]
+
+use ratchet_rng::hazmat::{ThreadStatePages, thread_state_pages};
+
+/// One mapping of `/proc/self/smaps`: its address range and `VmFlags` (if the
+/// kernel printed them).
+#[derive(Debug)]
+struct Mapping {
+    start: usize,
+    end: usize,
+    vm_flags: Option<Vec<String>>,
+}
+
+/// Parses `/proc/self/smaps`: a header line `start-end perms offset dev inode
+/// [path]` per mapping, followed by `Key: value` lines, among them `VmFlags:`.
+fn smaps() -> Vec<Mapping> {
+    let text = std::fs::read_to_string("/proc/self/smaps").expect("read /proc/self/smaps");
+    let mut mappings: Vec<Mapping> = Vec::new();
+    for line in text.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((start, end)) = first.split_once('-')
+            && let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            )
+        {
+            mappings.push(Mapping {
+                start,
+                end,
+                vm_flags: None,
+            });
+            continue;
+        }
+        if let Some(flags) = line.strip_prefix("VmFlags:") {
+            let mapping = mappings.last_mut().expect("VmFlags before any mapping");
+            mapping.vm_flags = Some(flags.split_whitespace().map(String::from).collect());
+        }
+    }
+    mappings
+}
+
+/// The mapping that holds all of `pages` (the kernel may have merged it with a
+/// neighbour that has the same flags, e.g. another thread's state).
+fn mapping_of(pages: &ThreadStatePages) -> Option<Mapping> {
+    smaps()
+        .into_iter()
+        .find(|m| m.start <= pages.address && pages.address + pages.len <= m.end)
+}
+
+/// Checks this thread's state; returns its pages.
+fn check_this_thread() -> ThreadStatePages {
+    let _ = ratchet_rng::u64();
+    let pages = thread_state_pages().expect("the thread-local generator exists");
+    let page = 4096; // every Linux page size is a multiple of this
+    assert!(pages.address.is_multiple_of(page), "{pages:?}");
+    assert!(pages.len > 0 && pages.len.is_multiple_of(page), "{pages:?}");
+    // The kernel (or the emulator) accepted MADV_DONTDUMP: the crate records the
+    // return value of the system call.
+    assert!(pages.dont_dump, "madvise(MADV_DONTDUMP) failed: {pages:?}");
+
+    let mapping = mapping_of(&pages);
+    if pages.wipe_on_fork {
+        // A real kernel applied MADV_WIPEONFORK (the probe saw a child read zeros):
+        // its smaps must show both flags on the state's mapping.
+        let mapping = mapping
+            .unwrap_or_else(|| panic!("no /proc/self/smaps mapping holds the state {pages:?}"));
+        let flags = mapping
+            .vm_flags
+            .as_ref()
+            .unwrap_or_else(|| panic!("no VmFlags for {mapping:x?} (kernel < 3.8?)"));
+        for flag in ["dd", "wf"] {
+            assert!(
+                flags.iter().any(|f| f == flag),
+                "VmFlags of the state's mapping lack `{flag}`: {mapping:x?}"
+            );
+        }
+        eprintln!("state {pages:x?}: smaps VmFlags {flags:?}");
+    } else {
+        // Emulated (or a kernel without MADV_WIPEONFORK): the advice is not
+        // applied, and smaps (if the emulator provides one) cannot vouch for it.
+        // A mapping that did claim `wf` would contradict the failed probe.
+        if let Some(flags) = mapping.as_ref().and_then(|m| m.vm_flags.as_ref()) {
+            assert!(
+                !flags.iter().any(|f| f == "wf"),
+                "smaps claims wipe-on-fork but the fork probe saw the page survive: {mapping:x?}"
+            );
+        }
+        eprintln!(
+            "state {pages:x?}: wipe-on-fork not in effect (emulator or old kernel); \
+             smaps mapping: {mapping:x?}"
+        );
+    }
+    pages
+}
+
+#[test]
+fn state_pages_are_kept_out_of_core_dumps() {
+    let here = check_this_thread();
+    // Every thread has its own state, with the same treatment.
+    let there = std::thread::spawn(check_this_thread).join().unwrap();
+    assert_ne!(here.address, there.address);
+    assert_eq!(here.wipe_on_fork, there.wipe_on_fork);
+    // Asking again reports the same state.
+    assert_eq!(thread_state_pages(), Some(here));
+}
+
+/// The report's `wipe_on_fork` agrees with what a forked child actually sees
+/// through the reported address: the child ORs every byte of the state's mapping
+/// (a live state is never all zeros: it holds a seeded generator) and sends the
+/// result back; zero iff the kernel wiped the pages.
+#[test]
+fn reported_wipe_matches_what_a_child_sees() {
+    let _ = ratchet_rng::u64();
+    let pages = thread_state_pages().unwrap();
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid out-array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child only reads its own copy of the mapping, writes to a pipe
+    // and `_exit`s (async-signal-safe), as a child of a threaded process must.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let mut any = 0u8;
+        for i in 0..pages.len {
+            // SAFETY: in the child the state's mapping still exists (wiped or
+            // copied): `address..address + len` is readable.
+            any |= unsafe { (pages.address as *const u8).add(i).read_volatile() };
+        }
+        // SAFETY: a valid one-byte buffer; then leave at once.
+        unsafe {
+            libc::write(fds[1], (&raw const any).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    let mut any = 0xFFu8;
+    // SAFETY: our pipe's read end and a valid one-byte buffer.
+    let n = unsafe { libc::read(fds[0], (&raw mut any).cast(), 1) };
+    let mut status = 0;
+    // SAFETY: our own child; a valid out-pointer; our own descriptors.
+    unsafe {
+        libc::waitpid(pid, &mut status, 0);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    assert_eq!(n, 1, "the child sent nothing");
+    assert_eq!(
+        any == 0,
+        pages.wipe_on_fork,
+        "child saw the state {}; report {pages:?}",
+        if any == 0 { "all zeros" } else { "with data" }
+    );
+}
+
+/// A copy of this thread's live state pages (read between calls, on the owning
+/// thread: nothing else touches them meanwhile).
+fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
+    (0..pages.len)
+        // SAFETY: `address..address + len` is this thread's live, mapped state; no
+        // reference to it is live during this read (the handle is between calls).
+        .map(|i| unsafe { (pages.address as *const u8).add(i).read_volatile() })
+        .collect()
+}
+
+/// The thread handle wipes what it serves too: after buffered and direct reads,
+/// the state holds no 16-byte window of anything served, while it does hold the
+/// next bytes of its stream (so the scan does see the buffer).
+#[test]
+fn thread_state_holds_no_served_output() {
+    std::thread::spawn(|| {
+        let mut served = vec![0u8; 100];
+        ratchet_rng::fill(&mut served);
+        served.extend_from_slice(&ratchet_rng::u64().to_le_bytes());
+        let mut direct = vec![0u8; 5000]; // past the buffer: whole refills go straight here
+        ratchet_rng::fill(&mut direct);
+        served.extend_from_slice(&direct);
+        served.extend_from_slice(&ratchet_rng::u32().to_le_bytes());
+        let pages = thread_state_pages().unwrap();
+        let state = snapshot(&pages);
+        let windows: std::collections::HashSet<&[u8]> = state.windows(16).collect();
+        if let Some(at) = served.windows(16).position(|w| windows.contains(w)) {
+            panic!(
+                "the thread state still holds served bytes {at}..{}",
+                at + 16
+            );
+        }
+        // Positive control: the next 64 bytes were buffered in the snapshot.
+        let mut next = [0u8; 64];
+        ratchet_rng::fill(&mut next);
+        assert!(
+            next.windows(16).all(|w| windows.contains(w)),
+            "the scan did not find the buffered output: it proves nothing"
+        );
+    })
+    .join()
+    .unwrap();
+}
