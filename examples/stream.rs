@@ -6,8 +6,8 @@
 //! cargo run --release --example stream -- turboshake | RNG_test stdin   # PractRand
 //! ```
 //!
-//! `stream GEN [--bytes N] [--seed HEX | --key HEX]`; `stream --help` prints the
-//! details. The argument parser is plain functions, unit-tested at the bottom
+//! `stream GEN [--bytes N] [--seed HEX | --key HEX] [--report]`; `stream --help`
+//! prints the details. The argument parser is plain functions, unit-tested at the bottom
 //! (`cargo test --all-features --example stream`).
 
 use std::io::{self, Write};
@@ -21,7 +21,7 @@ use ratchet_rng::{
 use ratchet_rng::{SpongeSeed, rand_core::SeedableRng};
 
 const USAGE: &str = "\
-usage: stream GEN [--bytes N] [--seed HEX | --key HEX]
+usage: stream GEN [--bytes N] [--seed HEX | --key HEX] [--report]
 
 Writes GEN's raw output to stdout: unbounded unless --bytes is given, and quietly
 with exit status 0 when the reader closes the pipe (e.g. `| head -c 1M`).
@@ -43,6 +43,9 @@ Options:
               (two digits per byte, in order), e.g. 64 zeros for chacha8. The
               stream is the one pinned in tests/data/golden_streams.txt.
   --key HEX   GEN::from_key(key): key material of any length (even empty).
+  --report    when done, print `stream: wrote N bytes` on stderr (N counts what
+              the reader accepted, including what it had not read yet when it
+              closed the pipe: up to the pipe's buffer, 64 KiB on Linux).
   -h, --help  print this help.
 Without --seed or --key the generator is seeded from the OS (from_os_rng).
 
@@ -102,6 +105,7 @@ struct Options {
     generator: Generator,
     bytes: Option<u64>,
     seeding: Seeding,
+    report: bool,
 }
 
 /// What the command line asks for.
@@ -166,6 +170,7 @@ where
     let mut generator = None;
     let mut bytes = None;
     let mut seeding = Seeding::Os;
+    let mut report = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.as_ref();
@@ -176,6 +181,7 @@ where
         };
         match arg {
             "-h" | "--help" => return Ok(Command::Help),
+            "--report" => report = true,
             "--bytes" => {
                 if bytes.is_some() {
                     return Err("--bytes given twice".into());
@@ -223,6 +229,7 @@ where
         generator,
         bytes,
         seeding,
+        report,
     }))
 }
 
@@ -308,23 +315,37 @@ fn stdout() -> io::Result<Box<dyn Write>> {
 /// Bytes generated and written per step.
 const CHUNK_BYTES: usize = 64 * 1024;
 
-/// Writes the stream; a closed pipe ends it without error.
-fn write_stream(options: &Options, out: &mut dyn Write) -> io::Result<()> {
+/// Writes the stream and returns how many bytes the reader accepted; a closed
+/// pipe ends it without error.
+fn write_stream(options: &Options, out: &mut dyn Write) -> io::Result<u64> {
     let mut fill = source(options);
     let mut chunk = vec![0u8; CHUNK_BYTES];
-    let mut left = options.bytes;
-    while left != Some(0) {
-        let n = left.map_or(CHUNK_BYTES, |l| l.min(CHUNK_BYTES as u64) as usize);
-        fill(&mut chunk[..n]);
-        match out.write_all(&chunk[..n]) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-            result => result?,
+    let mut written = 0u64;
+    loop {
+        let left = options.bytes.map_or(u64::MAX, |b| b - written);
+        if left == 0 {
+            break;
         }
-        left = left.map(|l| l - n as u64);
+        let n = left.min(CHUNK_BYTES as u64) as usize;
+        fill(&mut chunk[..n]);
+        // `write_all` by hand, to count the bytes of a chunk cut short by the reader.
+        let mut rest = &chunk[..n];
+        while !rest.is_empty() {
+            match out.write(rest) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(k) => {
+                    rest = &rest[k..];
+                    written += k as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(written),
+                Err(e) => return Err(e),
+            }
+        }
     }
     match out.flush() {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        result => result,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(written),
+        result => result.map(|()| written),
     }
 }
 
@@ -342,7 +363,12 @@ fn main() -> ExitCode {
         }
     };
     match stdout().and_then(|mut out| write_stream(&options, &mut out)) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(written) => {
+            if options.report {
+                eprintln!("stream: wrote {written} bytes");
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("stream: writing stdout: {e}");
             ExitCode::FAILURE
@@ -417,6 +443,7 @@ mod tests {
             generator: Generator::ChaCha8,
             bytes: Some(1000),
             seeding: Seeding::Seed(vec![0; 32]),
+            report: false,
         };
         for args in [
             format!("chacha8 --seed {seed} --bytes 1000"),
@@ -429,6 +456,8 @@ mod tests {
             stream("aes --key 0102").unwrap().seeding,
             Seeding::Key(vec![1, 2])
         );
+        assert!(stream("thread --report").unwrap().report);
+        assert!(!stream("thread").unwrap().report);
         assert_eq!(parse_args(["--help"]), Ok(Command::Help));
         assert_eq!(parse_args(["chacha8", "-h"]), Ok(Command::Help));
         // Arguments are read left to right: an error before -h is reported.
@@ -516,7 +545,7 @@ mod tests {
             ))
             .unwrap();
             let mut out = Vec::new();
-            write_stream(&options, &mut out).unwrap();
+            assert_eq!(write_stream(&options, &mut out).unwrap(), 1000);
             assert_eq!(out, want[..1000], "{name}");
         }
     }
@@ -527,7 +556,7 @@ mod tests {
         let bytes = 2 * CHUNK_BYTES + 12345;
         let options = stream(&format!("aes --key 61 --bytes {bytes}")).unwrap();
         let mut out = Vec::new();
-        write_stream(&options, &mut out).unwrap();
+        assert_eq!(write_stream(&options, &mut out).unwrap(), bytes as u64);
         let mut want = vec![0u8; bytes];
         AesCtrPoolRng::from_key(b"a").fill_bytes(&mut want);
         assert_eq!(out, want);
@@ -561,7 +590,8 @@ mod tests {
                 room: 100_000,
                 written: 0,
             };
-            assert!(write_stream(&options, &mut out).is_ok(), "{name}");
+            let written = write_stream(&options, &mut out).unwrap();
+            assert_eq!(written, 100_000, "{name}");
             assert_eq!(out.written, 100_000);
         }
     }
