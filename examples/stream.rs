@@ -143,7 +143,7 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Parses hex (two digits per byte, either case) into bytes.
 fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!(
             "hex has an odd number of digits ({}): two per byte",
             text.len()
