@@ -92,18 +92,25 @@ mkdir -p "$LOG"
 # hex BYTE COUNT: COUNT copies of the hex byte BYTE.
 hex() { local out="" i; for ((i = 0; i < $2; i++)); do out+=$1; done; printf '%s' "$out"; }
 
-# source GEN VARIANT: writes GEN's stream to stdout until the reader closes it.
-# VARIANT is `main` (seed 00..00) or `rerun` (seed de..de).
+# source_stream GEN VARIANT: writes GEN's stream to stdout until the reader closes
+# it. VARIANT is `main` (seed 00..00) or `rerun` (seed de..de). The stream's
+# `--report` line (bytes the reader accepted) is appended to $LOG/GEN.bytes.txt.
 source_stream() {
-    local gen=$1 byte=00
+    local gen=$1 byte=00 report="$LOG/$1.bytes.txt"
     [ "$2" = rerun ] && byte=de
     case $gen in
-        thread) "$STREAM" thread ;;
-        turboshake | shake) "$STREAM" "$gen" --seed "$(hex $byte 136)" ;;
+        thread) "$STREAM" thread --report 2>>"$report" ;;
+        turboshake | shake) "$STREAM" "$gen" --seed "$(hex $byte 136)" --report 2>>"$report" ;;
         zeros) cat /dev/zero ;;
         biased) "$STREAM" chacha8 --seed "$(hex $byte 32)" | tr '\200-\217' '\000-\017' ;;
-        *) "$STREAM" "$gen" --seed "$(hex $byte 32)" ;;
+        *) "$STREAM" "$gen" --seed "$(hex $byte 32)" --report 2>>"$report" ;;
     esac
+}
+
+# bytes_used GEN: total bytes written to GEN's readers so far (rngtest, dieharder
+# and re-runs; each reader may leave up to a pipe buffer, 64 KiB, unread).
+bytes_used() {
+    awk '/^stream: wrote/ { n += $3 } END { printf "%.0f", n }' "$LOG/$1.bytes.txt" 2>/dev/null || echo 0
 }
 
 # seed_note GEN: how GEN is seeded, for the logs.
@@ -211,28 +218,31 @@ table=()
 bad=0
 for gen in "${gens[@]}"; do
     start=$SECONDS
+    rm -f "$LOG/$gen.bytes.txt"
     rng_ok=pass dh_ok=pass
     run_rngtest "$gen" || rng_ok=FAIL
     run_dieharder "$gen" || dh_ok=FAIL
     [ "$rng_ok$dh_ok" = passpass ] || bad=1
     read -r blocks fail expected limit <<<"$rng_summary"
     read -r passed weak failed resolved confirmed <<<"$dh_summary"
-    row=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %5ss' \
+    mib=$(awk -v b="$(bytes_used "$gen")" 'BEGIN { printf "%.0f", b / 1048576 }')
+    row=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %5ss %7s' \
         "$gen" "$blocks" "$fail" "$expected" "$limit" "$rng_ok" \
-        "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)))
+        "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)) "$mib")
     table+=("$row")
     echo "$row"
 done
 
-header=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %6s' \
-    generator blocks failed expected limit "" passed weak FAILED resolved confirmed "" time)
+header=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %6s %7s' \
+    generator blocks failed expected limit "" passed weak FAILED resolved confirmed "" time MiB)
 {
     echo
     echo "                         rngtest (FIPS 140-2)          |              dieharder"
     echo "$header"
     printf '%s\n' "${table[@]}"
     echo "(limit: most failed blocks a good generator exceeds with p < $ALPHA; resolved /"
-    echo " confirmed: WEAK or FAILED lines whose -Y 1 re-run with a fresh seed PASSED / FAILED)"
+    echo " confirmed: WEAK or FAILED lines whose -Y 1 re-run with a fresh seed PASSED / FAILED;"
+    echo " MiB: generator output read by rngtest, dieharder and re-runs, from stream --report)"
 } | tee "$LOG/summary.txt"
 
 if [ "$mode" = self-test ]; then
