@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Statistical batteries on every generator's output: rngtest (FIPS 140-2, Debian
+# rng-tools5) and dieharder (Debian dieharder, -g 200 = raw bytes on stdin), fed by
+# `cargo run --release --example stream`.
+#
+#   scripts/stat-tests.sh [--quick | --full | --self-test] [GEN...]
+#
+#   --quick      (default; CI) rngtest on 25000 blocks (50 MB) per generator and
+#                8 dieharder tests that run in seconds; about 4-5 minutes for all 7.
+#   --full       rngtest on 500000 blocks (1 GB) and `dieharder -a` per generator;
+#                hours (see docs/STATISTICS.md).
+#   --self-test  the negative control: the same judges on two bad sources (all
+#                zero bytes; chacha8 output with bytes 0x80-0x8f mapped to
+#                0x00-0x0f, i.e. 1/16 of the bytes lose their top bit). Succeeds
+#                only if every judge rejects both.
+#   GEN...       a subset of: turboshake shake chacha8 chacha12 chacha20 aes thread
+#                (default: all, in that order).
+#
+# Seeds: every generator except `thread` is seeded with --seed 00..00 (its
+# from_seed stream pinned in tests/data/golden_streams.txt), so runs are
+# reproducible; re-runs (below) use --seed dede..de. `thread` is OS-seeded on each
+# run. Raw tool output goes to $STAT_TESTS_LOG (default target/stat-tests/MODE/).
+#
+# How results are judged (a good generator fails a CI run with probability < 1e-4):
+# - rngtest: each 20000-bit block fails one of its five FIPS 140-2 tests with
+#   probability FIPS_BLOCK_FAIL_RATE = 7.79e-4 even for ideal random bits
+#   (computed by scripts/fips-expected-rate.py; rngtest on 2 GiB of /dev/urandom
+#   gave 678 failures in 858993 blocks, 7.89e-4). The number of failed blocks is
+#   then Binomial(blocks, rate); the run fails if it exceeds the count that a good
+#   generator exceeds with probability < 1e-6.
+# - dieharder: each result line is PASSED, WEAK (p < 0.005 or p > 0.995: 1 % of
+#   lines for a good generator) or FAILED (p < 1e-6 or p > 1 - 1e-6). A WEAK or
+#   FAILED line is re-run once with a fresh seed, in dieharder's own "resolve
+#   ambiguity" mode (-Y 1: add p-samples until the result is PASSED or FAILED;
+#   with -k 2, the exact KS statistic, as `dieharder -h` asks for -Y 1); the
+#   generator fails only if the re-run ends FAILED.
+# Exit status: 0 all judged good; 1 a real failure; 2 usage; 3 a tool misbehaved.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ALL_GENS=(turboshake shake chacha8 chacha12 chacha20 aes thread)
+FIPS_BLOCK_FAIL_RATE=7.79e-4
+ALPHA=1e-6
+QUICK_DIEHARDER=(0 1 8 100 202 203 204 209)
+SELF_TEST_DIEHARDER=(100 205)
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() { echo "stat-tests: $*" >&2; exit 3; }
+
+mode=quick
+gens=()
+for arg in "$@"; do
+    case $arg in
+        --quick) mode=quick ;;
+        --full) mode=full ;;
+        --self-test) mode=self-test ;;
+        -h | --help) usage; exit 0 ;;
+        -*) echo "stat-tests: unknown option $arg" >&2; exit 2 ;;
+        *)
+            [[ " ${ALL_GENS[*]} " == *" $arg "* ]] ||
+                { echo "stat-tests: unknown generator $arg (one of ${ALL_GENS[*]})" >&2; exit 2; }
+            gens+=("$arg")
+            ;;
+    esac
+done
+[ ${#gens[@]} -gt 0 ] || gens=("${ALL_GENS[@]}")
+case $mode in
+    quick) rng_blocks=25000 ;;
+    full) rng_blocks=500000 ;;
+    self-test) rng_blocks=2000; gens=(zeros biased) ;;
+esac
+
+# --- tools -------------------------------------------------------------------------
+need_apt=()
+command -v rngtest >/dev/null || need_apt+=(rng-tools5)
+command -v dieharder >/dev/null || need_apt+=(dieharder)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "stat-tests: apt-get install ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+command -v rngtest >/dev/null && command -v dieharder >/dev/null ||
+    die "rngtest / dieharder still missing after apt-get"
+
+cargo build --release --example stream -q
+STREAM="${CARGO_TARGET_DIR:-target}/release/examples/stream"
+[ -x "$STREAM" ] || die "no $STREAM after cargo build"
+
+LOG=${STAT_TESTS_LOG:-target/stat-tests/$mode}
+mkdir -p "$LOG"
+
+# --- sources -------------------------------------------------------------------------
+# hex BYTE COUNT: COUNT copies of the hex byte BYTE.
+hex() { local out="" i; for ((i = 0; i < $2; i++)); do out+=$1; done; printf '%s' "$out"; }
+
+# source_stream GEN VARIANT: writes GEN's stream to stdout until the reader closes
+# it. VARIANT is `main` (seed 00..00) or `rerun` (seed de..de). The stream's
+# `--report` line (bytes the reader accepted) is appended to $LOG/GEN.bytes.txt.
+source_stream() {
+    local gen=$1 byte=00 report="$LOG/$1.bytes.txt"
+    [ "$2" = rerun ] && byte=de
+    case $gen in
+        thread) "$STREAM" thread --report 2>>"$report" ;;
+        turboshake | shake) "$STREAM" "$gen" --seed "$(hex $byte 136)" --report 2>>"$report" ;;
+        zeros) cat /dev/zero ;;
+        biased) "$STREAM" chacha8 --seed "$(hex $byte 32)" | tr '\200-\217' '\000-\017' ;;
+        *) "$STREAM" "$gen" --seed "$(hex $byte 32)" --report 2>>"$report" ;;
+    esac
+}
+
+# bytes_used GEN: total bytes written to GEN's readers so far (rngtest, dieharder
+# and re-runs; each reader may leave up to a pipe buffer, 64 KiB, unread).
+bytes_used() {
+    awk '/^stream: wrote/ { n += $3 } END { printf "%.0f", n }' "$LOG/$1.bytes.txt" 2>/dev/null || echo 0
+}
+
+# seed_note GEN: how GEN is seeded, for the logs.
+seed_note() {
+    case $1 in
+        thread) echo "OS-seeded (ratchet_rng::fill)" ;;
+        zeros) echo "/dev/zero" ;;
+        biased) echo "chacha8 --seed 00..00 | tr '\\200-\\217' '\\000-\\017'" ;;
+        *) echo "--seed 00..00 (re-runs: --seed de..de)" ;;
+    esac
+}
+
+# --- rngtest ---------------------------------------------------------------------------
+# binomial_limit N P ALPHA: the smallest k with P(Binomial(N, P) > k) < ALPHA.
+binomial_limit() {
+    awk -v n="$1" -v p="$2" -v alpha="$3" 'BEGIN {
+        q = 1 - p; pmf = exp(n * log(q)); cdf = pmf; k = 0
+        while (1 - cdf >= alpha && k < n) { pmf *= (n - k) / (k + 1) * p / q; k++; cdf += pmf }
+        print k
+    }'
+}
+
+# run_rngtest GEN: sets rng_summary (table cells) and returns 1 on a real failure.
+run_rngtest() {
+    local gen=$1 out="$LOG/$1.rngtest.txt" ok fail limit expected
+    { source_stream "$gen" main || true; } | rngtest -c "$rng_blocks" >"$out" 2>&1 || true
+    ok=$(sed -n 's/^rngtest: FIPS 140-2 successes: //p' "$out")
+    fail=$(sed -n 's/^rngtest: FIPS 140-2 failures: //p' "$out")
+    [ -n "$ok" ] && [ -n "$fail" ] || die "rngtest printed no summary for $gen (see $out)"
+    [ $((ok + fail)) -eq "$rng_blocks" ] ||
+        die "rngtest judged $((ok + fail)) blocks of $gen, not $rng_blocks (see $out)"
+    limit=$(binomial_limit "$rng_blocks" "$FIPS_BLOCK_FAIL_RATE" "$ALPHA")
+    expected=$(awk -v n="$rng_blocks" -v p="$FIPS_BLOCK_FAIL_RATE" 'BEGIN { printf "%.1f", n * p }')
+    rng_summary="$rng_blocks $fail $expected $limit"
+    [ "$fail" -le "$limit" ]
+}
+
+# --- dieharder --------------------------------------------------------------------------
+# dieharder's short test names and their -d numbers (dieharder 3.31.1, `dieharder -l`).
+declare -A DH_NUMBER=(
+    [diehard_birthdays]=0 [diehard_operm5]=1 [diehard_rank_32x32]=2 [diehard_rank_6x8]=3
+    [diehard_bitstream]=4 [diehard_opso]=5 [diehard_oqso]=6 [diehard_dna]=7
+    [diehard_count_1s_str]=8 [diehard_count_1s_byt]=9 [diehard_parking_lot]=10
+    [diehard_2dsphere]=11 [diehard_3dsphere]=12 [diehard_squeeze]=13 [diehard_sums]=14
+    [diehard_runs]=15 [diehard_craps]=16 [marsaglia_tsang_gcd]=17 [sts_monobit]=100
+    [sts_runs]=101 [sts_serial]=102 [rgb_bitdist]=200 [rgb_minimum_distance]=201
+    [rgb_permutations]=202 [rgb_lagged_sum]=203 [rgb_kstest_test]=204
+    [dab_bytedistrib]=205 [dab_dct]=206 [dab_filltree]=207 [dab_filltree2]=208
+    [dab_monobit2]=209
+)
+
+# Result lines: "name|ntup|tsamples|psamples|p-value|ASSESSMENT", blanks removed.
+results() { grep -E '[|] *(PASSED|WEAK|FAILED) *$' "$1" | tr -d ' ' || true; }
+
+# run_dieharder GEN: sets dh_summary (table cells) and returns 1 on a real failure.
+run_dieharder() {
+    local gen=$1 out="$LOG/$1.dieharder.txt" rerun_log="$LOG/$1.dieharder-reruns.txt"
+    : >"$out"
+    : >"$rerun_log"
+    if [ "$mode" = full ]; then
+        { source_stream "$gen" main || true; } | dieharder -a -g 200 >>"$out" 2>&1 || true
+    else
+        local tests=("${QUICK_DIEHARDER[@]}") d
+        [ "$mode" = self-test ] && tests=("${SELF_TEST_DIEHARDER[@]}")
+        for d in "${tests[@]}"; do
+            { source_stream "$gen" main || true; } | dieharder -d "$d" -g 200 >>"$out" 2>&1 || true
+        done
+    fi
+    local lines passed weak failed resolved=0 confirmed=0 line name ntup verdict
+    lines=$(results "$out")
+    [ -n "$lines" ] || die "dieharder printed no results for $gen (see $out)"
+    passed=$(grep -c '|PASSED$' <<<"$lines" || true)
+    weak=$(grep -c '|WEAK$' <<<"$lines" || true)
+    failed=$(grep -c '|FAILED$' <<<"$lines" || true)
+    while IFS='|' read -r -u 3 name ntup _ _ _ verdict; do
+        [ "$verdict" = PASSED ] && continue
+        local d=${DH_NUMBER[$name]:-}
+        [ -n "$d" ] || die "unknown dieharder test name $name"
+        echo "### re-run of $name ntup $ntup ($verdict): dieharder -d $d -n $ntup -k 2 -Y 1, fresh seed" >>"$rerun_log"
+        local tmp="$LOG/$gen.rerun.tmp" again
+        { source_stream "$gen" rerun || true; } | dieharder -d "$d" -n "$ntup" -k 2 -Y 1 -g 200 >"$tmp" 2>&1 || true
+        cat "$tmp" >>"$rerun_log"
+        again=$(results "$tmp" | awk -F'|' -v n="$name" -v t="$ntup" '$1 == n && $2 == t { print $6 }')
+        rm -f "$tmp"
+        [ -n "$again" ] || die "re-run of $name ntup $ntup printed no result (see $rerun_log)"
+        if grep -qv '^PASSED$' <<<"$again"; then
+            confirmed=$((confirmed + 1))
+        else
+            resolved=$((resolved + 1))
+        fi
+    done 3<<<"$lines"
+    dh_summary="$passed $weak $failed $resolved $confirmed"
+    [ "$confirmed" -eq 0 ]
+}
+
+# --- run ------------------------------------------------------------------------------------
+echo "stat-tests: mode $mode, generators: ${gens[*]}; logs in $LOG"
+{
+    echo "mode $mode, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m)"
+    echo "$(dieharder -l 2>&1 | sed -n 's/^# *\(dieharder version [0-9.]*\).*/\1/p'), rngtest $(rngtest --version 2>&1 | head -1 | awk '{print $2}')"
+    for gen in "${gens[@]}"; do echo "$gen: $(seed_note "$gen")"; done
+} >"$LOG/README.txt"
+
+table=()
+bad=0
+for gen in "${gens[@]}"; do
+    start=$SECONDS
+    rm -f "$LOG/$gen.bytes.txt"
+    rng_ok=pass dh_ok=pass
+    run_rngtest "$gen" || rng_ok=FAIL
+    run_dieharder "$gen" || dh_ok=FAIL
+    [ "$rng_ok$dh_ok" = passpass ] || bad=1
+    read -r blocks fail expected limit <<<"$rng_summary"
+    read -r passed weak failed resolved confirmed <<<"$dh_summary"
+    mib=$(awk -v b="$(bytes_used "$gen")" 'BEGIN { printf "%.0f", b / 1048576 }')
+    row=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %5ss %7s' \
+        "$gen" "$blocks" "$fail" "$expected" "$limit" "$rng_ok" \
+        "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)) "$mib")
+    table+=("$row")
+    echo "$row"
+done
+
+header=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %6s %7s' \
+    generator blocks failed expected limit "" passed weak FAILED resolved confirmed "" time MiB)
+{
+    echo
+    echo "                         rngtest (FIPS 140-2)          |              dieharder"
+    echo "$header"
+    printf '%s\n' "${table[@]}"
+    echo "(limit: most failed blocks a good generator exceeds with p < $ALPHA; resolved /"
+    echo " confirmed: WEAK or FAILED lines whose -Y 1 re-run with a fresh seed PASSED / FAILED;"
+    echo " MiB: generator output read by rngtest, dieharder and re-runs, from stream --report)"
+} | tee "$LOG/summary.txt"
+
+if [ "$mode" = self-test ]; then
+    # Every judge must have rejected every bad source.
+    if grep -E '^(zeros|biased) ' "$LOG/summary.txt" | grep -q ' pass '; then
+        echo "stat-tests: SELF-TEST FAILED: a judge accepted a bad source" >&2
+        exit 1
+    fi
+    echo "stat-tests: self-test passed: both judges reject both bad sources"
+    exit 0
+fi
+if [ "$bad" -ne 0 ]; then
+    echo "stat-tests: FAILED: see the table and $LOG" >&2
+    exit 1
+fi
+echo "stat-tests: all generators passed"
