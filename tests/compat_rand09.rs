@@ -16,6 +16,9 @@
 //!      the `Replay` samples; they pin the stream (itself pinned by the golden
 //!      tests) together with `rand` 0.9's sampling algorithms.
 
+mod common;
+
+use common::{Op, fill_010, ops, pattern_seed};
 use rand09::distr::weighted::WeightedIndex;
 use rand09::distr::{Bernoulli, Distribution, StandardUniform, Uniform};
 use rand09::seq::{IndexedRandom, SliceRandom};
@@ -24,55 +27,6 @@ use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
     TurboShakeRng,
 };
-
-/// A seed with a fixed pattern, of any seed type.
-fn pattern_seed<S: Default + AsMut<[u8]>>(tweak: u8) -> S {
-    let mut seed = S::default();
-    for (i, b) in seed.as_mut().iter_mut().enumerate() {
-        *b = (i as u8).wrapping_mul(7).wrapping_add(tweak);
-    }
-    seed
-}
-
-/// The next `len` bytes of `rng` through the `rand_core` 0.10 `fill_bytes`.
-fn fill_010<R: ratchet_rng::rand_core::Rng>(rng: &mut R, len: usize) -> Vec<u8> {
-    let mut out = vec![0u8; len];
-    rng.fill_bytes(&mut out);
-    out
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Fill(usize),
-    TryFill(usize),
-    U32,
-    U64,
-}
-
-/// Calls crossing the refill boundaries of a generator that refills `refill`
-/// bytes at a time: unaligned reads, lengths around one refill, a multi-refill
-/// fill, and words read across a boundary.
-fn ops(refill: usize) -> Vec<Op> {
-    use Op::*;
-    vec![
-        Fill(0),
-        Fill(1),
-        U32,
-        Fill(3),
-        U64,
-        TryFill(refill - 1),
-        U32,
-        Fill(refill + 1),
-        U64,
-        U64,
-        TryFill(0),
-        Fill(2 * refill + 7),
-        U32,
-        Fill(refill - 9),
-        U64,
-        Fill(5),
-    ]
-}
 
 /// Runs `ops` through the 0.9 traits and checks each result against the next
 /// bytes of `reference` (read through the 0.10 traits).
