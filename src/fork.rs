@@ -2,22 +2,28 @@
 //! thread-local generator's `unsafe` code lives in this module.
 //!
 //! # Where the state lives
-//! Each thread's state ([`State`]: a small header, the fork-detection fields and the
-//! generator) lives in its own allocation: on unix its own anonymous `mmap`ed
-//! page(s), so that the kernel can be told what a forked child must see there. A
-//! `const`-initialised thread-local [`SLOT`] points to it, or to one of two static
-//! headers that mean "not created yet" ([`UNINIT`]) and "this thread's thread-locals
-//! are being destroyed" ([`DESTROYED`]). A second thread-local, [`OWNER`], exists only
-//! for its destructor, which frees the state when the thread exits.
+//! Each thread's state ([`State`]: the count of unread bytes, the output buffer,
+//! the reseed budget, the fork-detection fields and the generator) lives in its
+//! own allocation: on unix its own anonymous `mmap`ed page(s), so that the kernel
+//! can be told what a forked child must see there. Two `const`-initialised
+//! thread-locals point to it: [`SLOT`], the fast path's gate, and [`STATE`], the
+//! slow path's. A third, [`OWNER`], exists only for its destructor, which frees the
+//! state when the thread exits.
 //!
 //! # The hot path
-//! [`with_fast`] is one thread-local read (a plain `fs:`/`tpidr` access: the slot is
-//! `const`-initialised and has no destructor), then one compare of the header's
-//! `tag` with the process's fork epoch (plus the reseed budget, in the same cache
-//! line), then the generator's own buffered read. The static headers and a wiped
-//! page have `tag == 0`, and the epoch is never 0, so one compare rejects all of:
-//! no state yet, destroyed, wiped by a fork, forked through `fork()`, and states
-//! that must take the slow path on every call (the fallback below).
+//! [`take`] / [`take_into`] are one thread-local read (a plain `fs:`/`tpidr`
+//! access: the slot is `const`-initialised and has no destructor), one load and
+//! compare of the count of unread bytes `left`, the copy out of the buffer and its
+//! wipe, and the store of the new count: one read-modify-write per call. There is
+//! no separate fork compare: every fork layer acts on that same count, so it *is*
+//! the fork check. A forked child finds `left == 0` (its page wiped by the
+//! kernel, or its count zeroed by the `pthread_atfork` handler), as do a thread
+//! with no state yet, a destroyed state, and states that must take the slow path
+//! on every call (their gate is the static [`CLOSED`] header); its first call
+//! goes to [`fill_slow`], which compares the epoch and the process id and
+//! reseeds. The reseed budget is charged there too, when the generator produces
+//! output (a refill of the buffer, or whole refills straight into a large
+//! request), not per call.
 //!
 //! # Fork detection, in layers
 //! 1. **Wipe on fork** (Linux and Android: `madvise(MADV_WIPEONFORK)`, kernel 4.14+;
@@ -26,20 +32,21 @@
 //!    every child that has its own copy of memory, however it was made: `fork()`,
 //!    or a raw `fork` / `clone` system call that bypasses libc. The advice stays on
 //!    the mapping in the child, so grandchildren are covered too.
-//! 2. **Fork epoch**: a `pthread_atfork` child handler increments [`FORK_EPOCH`];
-//!    a state whose `tag` is an older epoch takes the slow path and reseeds. It
-//!    covers every `fork()` through libc, on every unix.
+//! 2. **`pthread_atfork`**: the child handler increments [`FORK_EPOCH`] and, in the
+//!    thread that forked (the child's only thread), wipes the buffer and zeroes
+//!    `left`; the slow path then sees a stale epoch and reseeds. It covers every
+//!    `fork()` through libc, on every unix.
 //! 3. **Process id**: the slow path also compares the process id recorded at
 //!    seeding with `getpid()`.
 //!
 //! The wipe is *probed* once per process (see [`wipe_works`]): emulators such as
 //! qemu-user accept `madvise` advice they do not implement, and an old kernel
 //! rejects it. Where a wipe mechanism should exist but the probe fails, or where
-//! `pthread_atfork` cannot be registered, [`Protection::PidCheck`] keeps `tag` at
-//! 0, so that *every* call takes the slow path and compares `getpid()` (and the
-//! epoch): slower (one system call per call) but never a repeat. Other unix systems
-//! (macOS, NetBSD, illumos, ...) rely on layer 2 and check layer 3 on each slow
-//! path. Without unix there is no `fork`.
+//! `pthread_atfork` cannot be registered, [`Protection::PidCheck`] keeps the gate
+//! closed, so that *every* call takes the slow path and compares `getpid()` (and
+//! the epoch): slower (one system call per call) but never a repeat. Other unix
+//! systems (macOS, NetBSD, illumos, ...) rely on layer 2 and check layer 3 on each
+//! slow path. Without unix there is no `fork`.
 
 use core::cell::Cell;
 use core::mem::MaybeUninit;
@@ -48,30 +55,32 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use std::thread_local;
 
+use zeroize::Zeroize;
+
 use crate::OsError;
-use crate::thread::{Generator, RESEED_BYTES};
+use crate::rngs::buffer::move_out;
+use crate::thread::{BUFFER_BYTES, Generator, RESEED_BYTES};
 
 // ---------------------------------------------------------------------------
 // The fork epoch (layer 2)
 // ---------------------------------------------------------------------------
 
 /// Incremented in the child of every `fork()` made through libc (where the
-/// `pthread_atfork` handler could be registered). Never 0: 0 is the `tag` of
-/// states that must not take the fast path.
-static FORK_EPOCH: AtomicUsize = AtomicUsize::new(1);
+/// `pthread_atfork` handler could be registered); compared on the slow path.
+static FORK_EPOCH: AtomicUsize = AtomicUsize::new(0);
 
 /// The current fork epoch.
-#[inline(always)]
 fn epoch() -> usize {
     FORK_EPOCH.load(Ordering::Relaxed)
 }
 
 /// The `pthread_atfork` child handler. It runs in the child, which has a single
-/// thread at that point, and touches only an atomic (async-signal-safe).
+/// thread at that point (the one that forked), and does only plain memory writes
+/// (async-signal-safe): it moves the epoch and closes that thread's fast path.
 #[cfg(unix)]
 extern "C" fn bump_epoch_in_child() {
-    let next = FORK_EPOCH.load(Ordering::Relaxed).wrapping_add(1);
-    FORK_EPOCH.store(if next == 0 { 1 } else { next }, Ordering::Relaxed);
+    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+    close_in_child();
 }
 
 /// Registers [`bump_epoch_in_child`]; true if it is registered. Two threads racing
@@ -318,17 +327,42 @@ fn child_sees_zero(page: *const u8) -> bool {
 // The per-thread state
 // ---------------------------------------------------------------------------
 
-/// The part of the state the hot path reads; also the whole of the two static
-/// placeholders. `repr(C)` and first in [`State`], so a pointer to either is a
-/// pointer to a `Header`.
+/// The part of the state the hot path reads: also the whole of the static
+/// [`CLOSED`] gate. `repr(C)` and first in [`State`], so a pointer to a `State` is
+/// a pointer to its `Header`.
 #[repr(C)]
 struct Header {
-    /// Equal to the current fork epoch iff the fast path may serve from this state:
-    /// 0 in the placeholders, in a wiped page, and in states that must always take
-    /// the slow path.
-    tag: usize,
-    /// Output bytes left before the next scheduled reseed.
-    remaining: usize,
+    /// Unread bytes at the start of the state's buffer (at most
+    /// [`BUFFER_BYTES`]); 0 in [`CLOSED`] and in a page a fork wiped, and set to 0
+    /// in the child by the `pthread_atfork` handler.
+    left: usize,
+}
+
+/// The gate of a thread whose fast path is closed: no state yet, a state whose
+/// every call must take the slow path ([`Protection::PidCheck`]), or a destroyed
+/// one. Never written (every write follows a check of `left >= 1`).
+static CLOSED: Header = Header { left: 0 };
+
+fn closed() -> *mut Header {
+    ptr::addr_of!(CLOSED).cast_mut()
+}
+
+/// The output buffer, cache-line aligned: requests of 16, 32 or 64 bytes then
+/// never straddle two lines.
+#[repr(C, align(64))]
+struct Buffer([u8; BUFFER_BYTES]);
+
+impl core::ops::Deref for Buffer {
+    type Target = [u8; BUFFER_BYTES];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Buffer {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 /// `seeded`'s value while the generator is initialised (any nonzero pattern: a
@@ -339,8 +373,16 @@ const SEEDED: usize = 0x5EED_5EED;
 #[repr(C)]
 struct State {
     header: Header,
+    /// Output not yet served is `buf[..header.left]`, served from its end (the
+    /// thread's stream has no order to keep); every other byte is zero (wiped as
+    /// it was served).
+    buf: Buffer,
+    /// Bytes the generator may still produce before its scheduled reseed.
+    budget: usize,
     /// [`SEEDED`] while `generator` holds a value; 0 in a page a fork wiped.
     seeded: usize,
+    /// Whether the fast path may serve from this state ([`SLOT`] points here).
+    fast: bool,
     /// Whether this state's pages are wiped in a forked child.
     wipes: bool,
     /// Whether the kernel accepted keeping this state's pages out of core dumps.
@@ -352,34 +394,24 @@ struct State {
     generator: MaybeUninit<Generator>,
 }
 
-/// "No state yet on this thread". Distinct contents make sure the two statics
-/// have distinct addresses.
-static UNINIT: Header = Header {
-    tag: 0,
-    remaining: 0,
-};
-
-/// "This thread's state was freed (thread-locals are being destroyed)".
-static DESTROYED: Header = Header {
-    tag: 0,
-    remaining: 1,
-};
-
-fn uninit() -> *mut Header {
-    ptr::addr_of!(UNINIT).cast_mut()
-}
-
-fn destroyed() -> *mut Header {
-    ptr::addr_of!(DESTROYED).cast_mut()
-}
-
 thread_local! {
-    /// This thread's state: [`UNINIT`], [`DESTROYED`] or a live [`State`] that only
-    /// this thread uses. The static placeholders are only ever read.
-    static SLOT: Cell<*mut Header> = const { Cell::new(ptr::addr_of!(UNINIT).cast_mut()) };
+    /// The fast path's gate: this thread's live [`State`] when the fast path may
+    /// serve from it, else [`CLOSED`]. The one thread-local the hot path reads.
+    static SLOT: Cell<*mut Header> = const { Cell::new(ptr::addr_of!(CLOSED).cast_mut()) };
+
+    /// This thread's state for the slow path: null before it is created,
+    /// [`destroyed`] once this thread's thread-locals are being destroyed.
+    static STATE: Cell<*mut State> = const { Cell::new(ptr::null_mut()) };
 
     /// Frees this thread's state when the thread exits.
     static OWNER: Owner = const { Owner };
+}
+
+/// `STATE`'s value once the state was freed in thread-local destruction (an
+/// address compared, never dereferenced).
+fn destroyed() -> *mut State {
+    static MARK: u8 = 0;
+    ptr::addr_of!(MARK).cast_mut().cast()
 }
 
 /// See [`OWNER`].
@@ -387,13 +419,13 @@ struct Owner;
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        let Ok(slot) = SLOT.try_with(|slot| slot.replace(destroyed())) else {
+        let _ = SLOT.try_with(|slot| slot.set(closed()));
+        let Ok(state) = STATE.try_with(|cell| cell.replace(destroyed())) else {
             return;
         };
-        if slot != uninit() && slot != destroyed() {
-            let state = slot.cast::<State>();
-            // SAFETY: not a placeholder, so a live state of this thread, which no
-            // one can reach any more (the slot now says "destroyed").
+        if !state.is_null() && state != destroyed() {
+            // SAFETY: a live state of this thread, which no one can reach any more
+            // (the gate is closed and `STATE` says "destroyed").
             unsafe { free_state(state) };
         }
     }
@@ -432,15 +464,17 @@ fn state_bytes() -> usize {
     }
 }
 
-/// Drops the generator (which zeroizes it) if it holds one, and frees the state.
+/// Wipes the buffer, drops the generator (which zeroizes it) if it holds one, and
+/// frees the state.
 ///
 /// # Safety
 /// `state` comes from [`alloc_state`] and is not used afterwards; its `seeded`
-/// field is initialised.
+/// field and buffer are initialised.
 unsafe fn free_state(state: *mut State) {
     // SAFETY: `state` is valid and exclusively ours (caller); `seeded == SEEDED`
     // means the generator is initialised.
     unsafe {
+        (*state).buf.zeroize();
         if (*state).seeded == SEEDED {
             (*state).generator.assume_init_drop();
         }
@@ -458,14 +492,24 @@ unsafe fn free_state(state: *mut State) {
     }
 }
 
-/// Creates this thread's state, seeded; `None` when it cannot be created (the
-/// thread's thread-locals are being destroyed, or no memory): the caller then
-/// draws from the OS.
+/// Whether the fast path may serve from a state seeded under `protection`, whose
+/// pages are wiped in a child iff `wipes`.
+fn fast_allowed(protection: Protection, wipes: bool) -> bool {
+    match protection {
+        Protection::Wipe => wipes,
+        Protection::Epoch | Protection::NoFork => true,
+        Protection::PidCheck => false,
+    }
+}
+
+/// Creates this thread's state, seeded (its buffer empty); `None` when it cannot
+/// be created (the thread's thread-locals are being destroyed, or no memory): the
+/// caller then draws from the OS.
 fn create_state() -> Option<Result<*mut State, OsError>> {
     // The destructor that frees the state must be registered first; it cannot be
     // once this thread's thread-locals are being destroyed.
     if OWNER.try_with(|_| ()).is_err() {
-        let _ = SLOT.try_with(|slot| slot.set(destroyed()));
+        let _ = STATE.try_with(|cell| cell.set(destroyed()));
         return None;
     }
     let protection = protection();
@@ -473,30 +517,26 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
     let generator = match Generator::from_os() {
         Ok(generator) => generator,
         Err(err) => {
-            // SAFETY: `seeded` is initialised to "not seeded" before `free_state`
-            // reads it; `state` is valid for writes (just allocated).
+            // SAFETY: `seeded` and the buffer are initialised before `free_state`
+            // reads them; `state` is valid for writes (just allocated).
             unsafe {
                 ptr::addr_of_mut!((*state).seeded).write(0);
+                ptr::addr_of_mut!((*state).buf).write(Buffer([0; BUFFER_BYTES]));
                 free_state(state);
             }
             return Some(Err(err));
         }
     };
     let epoch = epoch();
-    let fast = match protection {
-        Protection::Wipe => wipes,
-        Protection::Epoch | Protection::NoFork => true,
-        Protection::PidCheck => false,
-    };
     // SAFETY: `state` is freshly allocated, aligned for `State` (a page, or a box)
     // and valid for writes of one.
     unsafe {
         state.write(State {
-            header: Header {
-                tag: if fast { epoch } else { 0 },
-                remaining: RESEED_BYTES,
-            },
+            header: Header { left: 0 },
+            buf: Buffer([0; BUFFER_BYTES]),
+            budget: RESEED_BYTES,
             seeded: SEEDED,
+            fast: fast_allowed(protection, wipes),
             wipes,
             no_dump,
             epoch,
@@ -504,7 +544,7 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
             generator: MaybeUninit::new(generator),
         });
     }
-    if SLOT.try_with(|slot| slot.set(state.cast())).is_err() {
+    if STATE.try_with(|cell| cell.set(state)).is_err() {
         // SAFETY: just initialised, and nothing else points to it.
         unsafe { free_state(state) };
         return None;
@@ -513,57 +553,114 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
 }
 
 impl State {
-    /// The slow path on a live state: detects a fork (any layer), reseeds when a
-    /// fork, the budget or `force` requires it, then serves `bytes` with `f`.
-    fn serve<R>(
-        &mut self,
-        bytes: usize,
-        force: bool,
-        f: impl FnOnce(&mut Generator) -> R,
-    ) -> Result<R, OsError> {
+    /// Detects a fork (any layer) and reseeds when a fork or `force` requires it.
+    /// On a fork whose reseed fails, nothing may be served: the buffer is wiped
+    /// and the error returned.
+    ///
+    /// The process id (a system call) is compared where the fast path is closed
+    /// (the [`Protection::PidCheck`] fallback: every call comes here) and on a
+    /// forced reseed; with the fast path open, a fork has already been caught by
+    /// the wipe or the epoch, and this runs once per buffer refill.
+    fn check(&mut self, force: bool) -> Result<(), OsError> {
         let wiped = self.seeded != SEEDED;
-        let pid = std::process::id();
+        let pid = if self.fast && !force && !wiped {
+            self.pid
+        } else {
+            std::process::id()
+        };
         let forked = wiped || self.epoch != epoch() || self.pid != pid;
-        if forked || force || self.header.remaining < bytes {
-            match Generator::from_os() {
-                Ok(fresh) => {
-                    if wiped {
-                        // The zeros are not a generator value: overwrite, no drop.
-                        self.generator.write(fresh);
-                        // Only a wiping page reads as zeros here.
-                        self.wipes = true;
-                        self.seeded = SEEDED;
-                    } else {
-                        // SAFETY: `seeded == SEEDED`: the generator is initialised.
-                        let old = unsafe { self.generator.assume_init_mut() };
-                        // Drops (and so zeroizes) the old generator.
-                        *old = fresh;
-                    }
-                    let fast = match protection() {
-                        Protection::Wipe => self.wipes,
-                        Protection::Epoch | Protection::NoFork => true,
-                        Protection::PidCheck => false,
-                    };
-                    self.epoch = epoch();
-                    self.pid = pid;
-                    self.header.tag = if fast { self.epoch } else { 0 };
-                    self.header.remaining = RESEED_BYTES;
-                }
-                // Never serve a stream another process also has.
-                Err(err) if forked => {
-                    self.header.tag = 0;
-                    return Err(err);
-                }
-                Err(err) if force => return Err(err),
-                // A scheduled reseed failed: the current key is still good (and
-                // erased as it goes); try again after another budget.
-                Err(_) => self.header.remaining = RESEED_BYTES,
-            }
+        if !(forked || force) {
+            return Ok(());
         }
-        debug_assert!(bytes <= self.header.remaining);
-        self.header.remaining -= bytes;
-        // SAFETY: seeded (just now, or `seeded == SEEDED` and not wiped).
-        Ok(f(unsafe { self.generator.assume_init_mut() }))
+        // Nothing buffered before a fork or a forced reseed is ever served.
+        self.discard_buffer();
+        match Generator::from_os() {
+            Ok(fresh) => {
+                if wiped {
+                    // The zeros are not a generator value: overwrite, no drop.
+                    self.generator.write(fresh);
+                    // Only a wiping page reads as zeros here; the advice stays on
+                    // the mapping in the child.
+                    self.wipes = true;
+                    #[cfg(unix)]
+                    {
+                        self.no_dump = advise_no_dump(ptr::from_mut(self).cast(), state_bytes());
+                    }
+                    self.seeded = SEEDED;
+                } else {
+                    // SAFETY: `seeded == SEEDED`: the generator is initialised.
+                    let old = unsafe { self.generator.assume_init_mut() };
+                    // Drops (and so zeroizes) the old generator.
+                    *old = fresh;
+                }
+                self.fast = fast_allowed(protection(), self.wipes);
+                self.epoch = epoch();
+                self.pid = pid;
+                self.budget = RESEED_BYTES;
+                Ok(())
+            }
+            // Never serve a stream another process also has: `seeded` stays as it
+            // is (0 after a wipe) or the epoch / pid stay stale, so the next call
+            // tries again.
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Zeroes the unread bytes (and so the whole buffer) and closes the fast path
+    /// until the next refill.
+    fn discard_buffer(&mut self) {
+        self.buf.zeroize();
+        self.header.left = 0;
+    }
+
+    /// Lets `generator` produce `out.len()` bytes (a multiple of its refill, at
+    /// most [`RESEED_BYTES`]) into `out`, reseeding it first if `budget` does not
+    /// cover them. A failed scheduled reseed keeps the current key (which the
+    /// generator erases at each refill anyway) and tries again a budget later.
+    /// Takes the two fields rather than `self`, so that `out` may be the buffer.
+    fn generate(budget: &mut usize, generator: &mut Generator, out: &mut [u8]) {
+        if *budget < out.len() {
+            if let Ok(fresh) = Generator::from_os() {
+                // Drops (and so zeroizes) the old generator.
+                *generator = fresh;
+            }
+            *budget = RESEED_BYTES;
+        }
+        *budget -= out.len();
+        generator.generate(out);
+    }
+
+    /// Serves `dst` after [`check`](Self::check): the buffered bytes first, then
+    /// whole refills generated straight into `dst` (in pieces of at most
+    /// [`RESEED_BYTES`]), then the tail from a refilled buffer.
+    fn fill(&mut self, dst: &mut [u8]) {
+        // 1. What is buffered.
+        let left = self.header.left;
+        let n = dst.len().min(left);
+        let (now, rest) = dst.split_at_mut(n);
+        move_out(now, &mut self.buf[left - n..left]);
+        self.header.left = left - n;
+        if rest.is_empty() {
+            return;
+        }
+        // 2. Whole refills, straight into `rest`.
+        // SAFETY: only called after `check`: the generator is initialised.
+        let generator = unsafe { self.generator.assume_init_mut() };
+        let refill = generator.refill_bytes();
+        let whole = rest.len() / refill * refill;
+        let (direct, tail) = rest.split_at_mut(whole);
+        for piece in direct.chunks_mut(RESEED_BYTES / refill * refill) {
+            Self::generate(&mut self.budget, generator, piece);
+        }
+        // 3. The tail (shorter than a refill) from a refilled buffer.
+        if !tail.is_empty() {
+            let fresh = BUFFER_BYTES / refill * refill;
+            let unread = &mut self.buf[..fresh];
+            Self::generate(&mut self.budget, generator, unread);
+            let left = fresh - tail.len();
+            move_out(tail, &mut unread[left..]);
+            self.header.left = left;
+        }
     }
 }
 
@@ -571,112 +668,128 @@ impl State {
 // The entry points
 // ---------------------------------------------------------------------------
 
-/// The hot path: serves `bytes` (at most [`RESEED_BYTES`]) with `f` from this
-/// thread's generator if it exists, no fork happened since it was seeded and its
-/// budget allows; `None` otherwise (then call [`with_slow`]). `f` must not use the
-/// thread-local generator.
+/// Where the last `K` of `left` unread bytes start, if the buffer holds them:
+/// `x = left - K` when `K <= left <= BUFFER_BYTES`, found with one unsigned
+/// compare (a `left` below `K` wraps past the bound), which also proves
+/// `x + K <= BUFFER_BYTES` for the slice that follows.
 #[inline(always)]
-pub(crate) fn with_fast<R>(bytes: usize, f: impl FnOnce(&mut Generator) -> R) -> Option<R> {
-    let slot = SLOT.try_with(Cell::get).ok()?;
-    // SAFETY: `slot` points to a placeholder static or to this thread's live state,
-    // whose first field is a `Header` (`repr(C)`); both are valid for reads while
-    // this thread runs, and nothing writes them during this call.
-    let header = unsafe { &*slot };
-    if header.tag != epoch() || header.remaining < bytes {
-        return None;
-    }
-    // SAFETY: a nonzero `tag` is only ever stored in a live state (the placeholders
-    // and wiped pages hold 0, the epoch is never 0): `slot` is a `State`.
-    // It is used by this thread only (the handle is `!Send`; signal handlers are
-    // excluded in the docs), and no other reference to it is live.
-    let state = unsafe { &mut *slot.cast::<State>() };
-    state.header.remaining -= bytes;
-    // SAFETY: a nonzero `tag` is only stored while the generator is initialised
-    // (set after seeding; a wipe zeroes the tag with the generator).
-    Some(f(unsafe { state.generator.assume_init_mut() }))
+fn last_k<const K: usize>(left: usize) -> Option<usize> {
+    const { assert!(K >= 1 && K <= BUFFER_BYTES) };
+    let x = left.wrapping_sub(K);
+    (x <= BUFFER_BYTES - K).then_some(x)
 }
 
-/// The hot path of a fill: like [`with_fast`], but serves as much of `want` bytes
-/// as the reseed budget allows now, `n = min(want, remaining)`, with `f(generator,
-/// n)`, and returns `n`. `None` (then call [`with_slow`]) when [`with_fast`] would
-/// refuse, or when the budget is spent and `want > 0`; `Some(0)` for `want == 0`
-/// after the fork check. `f` must not use the thread-local generator.
+/// The hot path of `u32()` / `u64()`: the last `K` unread bytes of this thread's
+/// buffer, wiped there, if the fast path is open and the buffer holds them;
+/// `None` otherwise (then call [`fill_slow`]).
+///
+/// This is the whole fork check: a forked child finds `left == 0` (its page
+/// wiped by the kernel, or zeroed by the `pthread_atfork` handler), so its first
+/// call takes the slow path, which compares the epoch and the process id.
 #[inline(always)]
-pub(crate) fn with_fast_upto(want: usize, f: impl FnOnce(&mut Generator, usize)) -> Option<usize> {
-    let slot = SLOT.try_with(Cell::get).ok()?;
-    // SAFETY: as in `with_fast`: a placeholder static or this thread's live state,
-    // both starting with a `Header`, valid for reads and not written during this call.
-    let header = unsafe { &*slot };
-    let n = want.min(header.remaining);
-    if header.tag != epoch() || (n == 0 && want != 0) {
-        return None;
-    }
-    // SAFETY: as in `with_fast`: a nonzero `tag` (equal to the epoch) is only stored
-    // in a live state of this thread, with no other reference to it live.
+pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
+    let slot = SLOT.with(Cell::get);
+    // SAFETY: `slot` is `CLOSED` or this thread's live state, whose first field is
+    // its `Header` (`repr(C)`); both are valid for reads while this thread runs,
+    // and nothing else writes them during this call.
+    let left = unsafe { (*slot).left };
+    let x = last_k::<K>(left)?;
+    // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's live
+    // `State`, used by this thread only (the handle is `!Send`; signal handlers
+    // are excluded in the docs), with no other reference to it live.
     let state = unsafe { &mut *slot.cast::<State>() };
-    state.header.remaining -= n;
-    // SAFETY: as in `with_fast`: a nonzero `tag` means the generator is initialised.
-    f(unsafe { state.generator.assume_init_mut() }, n);
-    Some(n)
+    let src = &mut state.buf[x..x + K];
+    let mut out = [0u8; K];
+    out.copy_from_slice(src);
+    src.fill(0);
+    state.header.left = x;
+    Some(out)
 }
 
-/// Bench only (`RATCHET_RNG_BENCH=1`): [`with_fast`] for an 8-byte read *without
-/// the fork check* (no `tag` / epoch compare), to measure what that check costs.
-/// Not fork-safe. The budget compare still tells a live state from the
-/// placeholders and a wiped page (their `remaining` is below 8).
-#[cfg(ratchet_rng_bench)]
+/// The hot path of a fill: serves `dst` from the end of this thread's unread
+/// bytes, wiping what it serves, if the fast path is open and the buffer holds
+/// all of it; false otherwise (then call [`fill_slow`]). The fork check is as in
+/// [`take`]; an empty `dst` with the gate closed or the buffer empty goes to the
+/// slow path too (which seeds, or reseeds after a fork).
 #[inline(always)]
-pub(crate) fn with_fast_no_fork_check_u64(f: impl FnOnce(&mut Generator) -> u64) -> Option<u64> {
-    let slot = SLOT.try_with(Cell::get).ok()?;
-    // SAFETY: as in `with_fast`: a placeholder or this thread's live state.
-    let header = unsafe { &*slot };
-    if header.remaining < 8 {
-        return None;
+pub(crate) fn take_into(dst: &mut [u8]) -> bool {
+    let slot = SLOT.with(Cell::get);
+    // SAFETY: as in `take`: `CLOSED` or this thread's live state.
+    let left = unsafe { (*slot).left };
+    if left == 0 {
+        return false;
     }
-    // SAFETY: `remaining >= 8` only in a live, seeded state (the placeholders hold 0
-    // and 1, a wiped page 0, and the field is written only after seeding).
+    // SAFETY: as in `take`: `left >= 1`, so a live state of this thread, with no
+    // other reference to it live.
     let state = unsafe { &mut *slot.cast::<State>() };
-    state.header.remaining -= 8;
-    // SAFETY: as above: seeded.
-    Some(f(unsafe { state.generator.assume_init_mut() }))
+    // `x <= left` iff `dst.len() <= left` (else `x` wraps); `get_mut` checks that
+    // and `left <= BUFFER_BYTES`.
+    let x = left.wrapping_sub(dst.len());
+    let Some(src) = state.buf.get_mut(x..left) else {
+        return false;
+    };
+    state.header.left = x;
+    // Last, so that a long copy is a tail call: nothing is live after it.
+    move_out(dst, src);
+    true
 }
 
 /// The slow path: creates the state, or detects a fork and reseeds, or reseeds
-/// because the budget is spent or `force` asks, then serves `bytes` (at most
-/// [`RESEED_BYTES`]) with `f`. Where there is no usable state (during or after
-/// thread-local destruction, or no memory), `f` runs on a generator freshly seeded
-/// from the OS and dropped (zeroized) after. `f` must not use the thread-local
-/// generator.
+/// because `force` asks, then fills `dst` (any length; the budget's scheduled
+/// reseeds happen inside). Where there is no usable state (during or after
+/// thread-local destruction, or no memory), `dst` is filled by a generator
+/// freshly seeded from the OS and dropped (zeroized) after.
 ///
 /// # Errors
 /// The OS error when seeding is required (first use, after a fork, `force`, or the
 /// OS fallback) and the OS generator fails.
 #[cold]
 #[inline(never)]
-pub(crate) fn with_slow<R>(
-    bytes: usize,
-    force: bool,
-    f: impl FnOnce(&mut Generator) -> R,
-) -> Result<R, OsError> {
-    debug_assert!(bytes <= RESEED_BYTES);
-    let mut slot = match SLOT.try_with(Cell::get) {
-        Ok(slot) => slot,
-        Err(_) => return with_fresh(f),
+pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
+    let mut state = match STATE.try_with(Cell::get) {
+        Ok(state) if state != destroyed() => state,
+        _ => return Generator::fill_fresh(dst),
     };
-    if slot == destroyed() {
-        return with_fresh(f);
-    }
-    if slot == uninit() {
+    if state.is_null() {
         match create_state() {
-            Some(Ok(state)) => slot = state.cast(),
+            Some(Ok(created)) => state = created,
             Some(Err(err)) => return Err(err),
-            None => return with_fresh(f),
+            None => return Generator::fill_fresh(dst),
         }
     }
-    // SAFETY: not a placeholder: this thread's live state, used by this thread only,
-    // with no other reference to it live (see `with_fast`).
-    let state = unsafe { &mut *slot.cast::<State>() };
-    state.serve(bytes, force, f)
+    // SAFETY: neither null nor destroyed: this thread's live state, used by this
+    // thread only, with no other reference to it live (see `take`).
+    let state = unsafe { &mut *state };
+    let result = state.check(force);
+    if result.is_ok() {
+        state.fill(dst);
+    }
+    // Open or close the gate for the calls that follow.
+    let gate = if state.fast && result.is_ok() {
+        ptr::from_mut(&mut state.header)
+    } else {
+        closed()
+    };
+    let _ = SLOT.try_with(|slot| slot.set(gate));
+    result
+}
+
+/// The `pthread_atfork` child handler's second job: closes the fast path of the
+/// thread that forked (the child's only thread) and wipes its buffer, so that no
+/// byte the parent may also serve stays in the child, wiped pages or not. Found
+/// through [`STATE`], not the gate: the [`Protection::PidCheck`] fallback keeps
+/// the gate closed while the buffer holds output.
+#[cfg(unix)]
+fn close_in_child() {
+    let Ok(state) = STATE.try_with(Cell::get) else {
+        return;
+    };
+    if !state.is_null() && state != destroyed() {
+        // SAFETY: neither null nor destroyed: this thread's live state. The
+        // handler runs in the child's only thread, inside `fork()`, which our
+        // code never calls while it holds a reference to the state.
+        unsafe { (*state).discard_buffer() };
+    }
 }
 
 /// Where this thread's state lives and what the kernel was told about it (the
@@ -686,24 +799,54 @@ pub(crate) fn with_slow<R>(
 /// when it cannot exist (thread-local destruction, no memory, OS seeding failed).
 #[cfg(feature = "hazmat")]
 pub(crate) fn this_thread_state() -> Option<(usize, usize, bool, bool)> {
-    with_slow(0, false, |_| ()).ok()?;
-    let slot = SLOT.try_with(Cell::get).ok()?;
-    if slot == uninit() || slot == destroyed() {
+    fill_slow(&mut [], false).ok()?;
+    let state = STATE.try_with(Cell::get).ok()?;
+    if state.is_null() || state == destroyed() {
         return None;
     }
-    // SAFETY: not a placeholder: this thread's live state (see `with_slow`); only
-    // two plain fields are read, with no reference to the state live elsewhere.
-    let (wipes, no_dump) = unsafe {
-        let state = slot.cast::<State>();
-        ((*state).wipes, (*state).no_dump)
-    };
-    Some((slot as usize, state_bytes(), wipes, no_dump))
+    // SAFETY: neither null nor destroyed: this thread's live state (see
+    // `fill_slow`); only two plain fields are read, with no reference to the state
+    // live elsewhere.
+    let (wipes, no_dump) = unsafe { ((*state).wipes, (*state).no_dump) };
+    Some((state as usize, state_bytes(), wipes, no_dump))
 }
 
-/// Runs `f` on a generator seeded from the OS for this call only.
-fn with_fresh<R>(f: impl FnOnce(&mut Generator) -> R) -> Result<R, OsError> {
-    let mut generator = Generator::from_os()?;
-    Ok(f(&mut generator))
+/// Bench only (`RATCHET_RNG_BENCH=1`): [`take`]'s buffered read on a buffer that
+/// lives in a plain thread-local instead of its own wipe-on-fork page, and that
+/// no fork handler closes: the same hot path without fork protection, for
+/// `benches/thread_rng.rs` to show what the protection costs. Refilled from the
+/// real (fork-safe) generator. Not fork-safe itself; not part of the API.
+#[cfg(ratchet_rng_bench)]
+#[inline(always)]
+pub(crate) fn bench_u64_without_fork_protection() -> u64 {
+    use core::cell::UnsafeCell;
+    struct Unprotected {
+        left: usize,
+        buf: [u8; BUFFER_BYTES],
+    }
+    thread_local! {
+        static UNPROTECTED: UnsafeCell<Unprotected> =
+            const { UnsafeCell::new(Unprotected { left: 0, buf: [0; BUFFER_BYTES] }) };
+    }
+    let cell = UNPROTECTED.with(UnsafeCell::get);
+    // SAFETY: this thread's own thread-local, no other reference to it live (the
+    // refill below calls into the real generator, which never touches it).
+    let local = unsafe { &mut *cell };
+    let x = match last_k::<8>(local.left) {
+        Some(x) => x,
+        None => {
+            if fill_slow(&mut local.buf, false).is_err() {
+                return 0;
+            }
+            BUFFER_BYTES - 8
+        }
+    };
+    let src = &mut local.buf[x..x + 8];
+    let mut out = [0u8; 8];
+    out.copy_from_slice(src);
+    src.fill(0);
+    local.left = x;
+    u64::from_le_bytes(out)
 }
 
 #[cfg(test)]
@@ -732,14 +875,20 @@ mod tests {
     }
 
     #[test]
-    fn epoch_is_never_zero() {
-        assert_ne!(epoch(), 0);
+    fn closed_gate_never_takes_the_fast_path() {
+        assert_eq!(CLOSED.left, 0);
+        assert_eq!(last_k::<1>(0), None);
+        assert_eq!(last_k::<8>(0), None);
+        assert_ne!(closed().cast::<State>(), destroyed());
     }
 
     #[test]
-    fn placeholders_never_take_the_fast_path() {
-        assert_eq!(UNINIT.tag, 0);
-        assert_eq!(DESTROYED.tag, 0);
-        assert_ne!(uninit(), destroyed());
+    fn last_k_accepts_exactly_the_held_bytes() {
+        assert_eq!(last_k::<8>(8), Some(0));
+        assert_eq!(last_k::<8>(7), None);
+        assert_eq!(last_k::<4>(BUFFER_BYTES), Some(BUFFER_BYTES - 4));
+        assert_eq!(last_k::<BUFFER_BYTES>(BUFFER_BYTES), Some(0));
+        assert_eq!(last_k::<1>(BUFFER_BYTES + 1), None);
+        assert_eq!(last_k::<8>(usize::MAX), None);
     }
 }

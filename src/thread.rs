@@ -10,8 +10,15 @@ use core::marker::PhantomData;
 
 use rand_core::{Rng, SeedableRng, TryCryptoRng, TryRng};
 
-use crate::backend::AesBackend;
+use zeroize::Zeroize;
+
+use crate::aes::POOL_OUTPUT_BYTES;
+use crate::backend::{AesBackend, ChaChaBackend};
+use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
 use crate::fork;
+use crate::rngs::aes_ctr_pool::AesPoolCore;
+use crate::rngs::buffer::BlockCore;
+use crate::rngs::chacha_key_erasure::ChaChaCore;
 use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
 
 /// Output bytes after which the thread-local generator reseeds itself from the
@@ -25,55 +32,89 @@ use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
 /// about 1 % of the time to produce 1 MiB even at several GB/s (AES hardware), and
 /// far less on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB;
 /// its ChaCha12 block generator does not erase its key, ours do, so a longer period
-/// costs no backtracking resistance. A request larger than what is left of the
-/// budget is served up to the budget, then the generator reseeds, and so on.
+/// costs no backtracking resistance.
+///
+/// The budget is charged when the generator *produces* output (a refill of the
+/// thread's buffer, or whole refills generated straight into a large request), so
+/// no seed ever produces more than `RESEED_BYTES`; a request larger than that is
+/// served in pieces, reseeding between them.
 pub const RESEED_BYTES: usize = 1 << 20;
 
-/// The generator inside the thread-local state: the fastest secure one for this
-/// CPU.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "one per thread, in its own page(s); a box would add a pointer chase to every call"
-)]
+/// Generator refills (AES pools) per refill of the thread state's buffer.
+const REFILLS_PER_BUFFER: usize = 2;
+
+/// The thread state's output buffer: [`REFILLS_PER_BUFFER`] AES pools' output
+/// (4064 bytes each), which also holds 8 ChaCha key periods (992 bytes each).
+/// One refill call for two pools lets the AES kernel overlap the second pool's
+/// key expansion with the first pool's blocks; more pools measured no faster
+/// (`next_u64`: 2, 4 and 8 pools within the noise) and cost a page each.
+pub(crate) const BUFFER_BYTES: usize = REFILLS_PER_BUFFER * POOL_OUTPUT_BYTES;
+
+const _: () = assert!(BUFFER_BYTES >= KEY_PERIOD_OUTPUT_BYTES && RESEED_BYTES >= BUFFER_BYTES);
+
+/// The generator inside the thread-local state: the core of the fastest secure
+/// generator for this CPU, [`AesCtrPoolRng`]'s or [`ChaChaKeyErasureRng`]'s. The
+/// thread state does its own buffering, so it holds the bare core: it asks only
+/// for whole refills, which the core writes straight into the state's buffer or
+/// the caller's memory.
 pub(crate) enum Generator {
-    /// With AES hardware.
-    Aes(AesCtrPoolRng),
-    /// Otherwise (the portable AES is slower than the portable ChaCha).
-    ChaCha(ChaChaKeyErasureRng),
+    /// With AES hardware: `AesCtrPoolRng`'s core.
+    Aes(AesPoolCore),
+    /// Otherwise (the portable AES is slower than the portable ChaCha):
+    /// `ChaChaKeyErasureRng`'s core.
+    ChaCha(ChaChaCore<8>),
 }
 
 impl Generator {
     /// A generator seeded by the operating system.
     pub(crate) fn from_os() -> Result<Self, OsError> {
+        let mut seed = [0u8; 32];
+        let result = getrandom::fill(&mut seed).map(|()| {
+            if AesBackend::detect().has_hardware() {
+                Self::Aes(AesPoolCore::new(&seed))
+            } else {
+                Self::ChaCha(ChaChaCore::new(&seed, ChaChaBackend::detect()))
+            }
+        });
+        seed.zeroize();
+        result
+    }
+
+    /// The generator's refill: [`generate`](Self::generate) takes multiples of it.
+    pub(crate) fn refill_bytes(&self) -> usize {
+        match self {
+            Self::Aes(_) => POOL_OUTPUT_BYTES,
+            Self::ChaCha(_) => KEY_PERIOD_OUTPUT_BYTES,
+        }
+    }
+
+    /// Writes the next `out.len()` bytes of the stream to `out`.
+    ///
+    /// # Panics
+    /// If `out.len()` is not a multiple of [`refill_bytes`](Self::refill_bytes)
+    /// (an internal invariant of the thread state: better a panic than a
+    /// partly unwritten buffer).
+    pub(crate) fn generate(&mut self, out: &mut [u8]) {
+        fn whole<const N: usize>(out: &mut [u8]) -> &mut [[u8; N]] {
+            let (refills, rest) = out.as_chunks_mut::<N>();
+            assert!(rest.is_empty(), "ratchet-rng: partial thread-local refill");
+            refills
+        }
+        match self {
+            Self::Aes(core) => core.generate_many(whole(out)),
+            Self::ChaCha(core) => core.generate_many(whole(out)),
+        }
+    }
+
+    /// Fills `dst` (any length) from a generator seeded from the OS for this call
+    /// only, and dropped (zeroized) after.
+    pub(crate) fn fill_fresh(dst: &mut [u8]) -> Result<(), OsError> {
         if AesBackend::detect().has_hardware() {
-            AesCtrPoolRng::try_from_rng(&mut getrandom::SysRng).map(Self::Aes)
+            AesCtrPoolRng::try_from_rng(&mut getrandom::SysRng)?.fill_bytes(dst);
         } else {
-            ChaChaKeyErasureRng::try_from_rng(&mut getrandom::SysRng).map(Self::ChaCha)
+            ChaChaKeyErasureRng::try_from_rng(&mut getrandom::SysRng)?.fill_bytes(dst);
         }
-    }
-
-    #[inline(always)]
-    fn next_u32(&mut self) -> u32 {
-        match self {
-            Self::Aes(rng) => rng.next_u32(),
-            Self::ChaCha(rng) => rng.next_u32(),
-        }
-    }
-
-    #[inline(always)]
-    fn next_u64(&mut self) -> u64 {
-        match self {
-            Self::Aes(rng) => rng.next_u64(),
-            Self::ChaCha(rng) => rng.next_u64(),
-        }
-    }
-
-    #[inline(always)]
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        match self {
-            Self::Aes(rng) => rng.fill_bytes(dst),
-            Self::ChaCha(rng) => rng.fill_bytes(dst),
-        }
+        Ok(())
     }
 }
 
@@ -89,70 +130,63 @@ fn seeded<T>(result: Result<T, OsError>) -> T {
     }
 }
 
-#[inline]
-fn next_u32_impl() -> u32 {
-    match fork::with_fast(4, Generator::next_u32) {
-        Some(value) => value,
-        None => seeded(fork::with_slow(4, false, Generator::next_u32)),
+/// The next `K` bytes: from the buffer on the fast path, else through
+/// [`fork::fill_slow`].
+#[inline(always)]
+fn next_array<const K: usize>() -> [u8; K] {
+    match fork::take::<K>() {
+        Some(bytes) => bytes,
+        None => next_array_slow(),
     }
 }
 
-#[inline]
-fn next_u64_impl() -> u64 {
-    match fork::with_fast(8, Generator::next_u64) {
-        Some(value) => value,
-        None => seeded(fork::with_slow(8, false, Generator::next_u64)),
-    }
-}
-
-/// Fills `dst`. The fork check comes first, for an empty request too. The whole
-/// request is served in one generator call while the reseed budget covers it (the
-/// common case, and what lets bulk requests run at the generator's own speed);
-/// otherwise [`fill_budgeted`] takes over.
-#[inline]
-fn fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
-    let len = dst.len();
-    match fork::with_fast(len, |rng| rng.fill_bytes(dst)) {
-        Some(()) => Ok(()),
-        None => fill_budgeted(dst),
-    }
-}
-
-/// [`fill_impl`] when the fast path refused: serves what the reseed budget covers,
-/// reseeds (or seeds, after a fork or on first use), and so on.
+/// [`next_array`]'s slow path, out of line (see [`fill_impl`]).
 #[cold]
 #[inline(never)]
-fn fill_budgeted(dst: &mut [u8]) -> Result<(), OsError> {
-    let mut rest = dst;
-    loop {
-        let len = rest.len();
-        let served = match fork::with_fast_upto(len, |rng, n| rng.fill_bytes(&mut rest[..n])) {
-            Some(n) => n,
-            None => {
-                let n = len.min(RESEED_BYTES);
-                fork::with_slow(n, false, |rng| rng.fill_bytes(&mut rest[..n]))?;
-                n
-            }
-        };
-        if served == len {
-            return Ok(());
-        }
-        rest = &mut core::mem::take(&mut rest)[served..];
+fn next_array_slow<const K: usize>() -> [u8; K] {
+    let mut bytes = [0u8; K];
+    seeded(fork::fill_slow(&mut bytes, false));
+    bytes
+}
+
+/// Fills `dst`: from the buffer on the fast path (the whole request buffered),
+/// else through [`fork::fill_slow`] (first use, a fork, an empty buffer, a
+/// request larger than what is buffered).
+#[inline]
+fn try_fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
+    if fork::take_into(dst) {
+        Ok(())
+    } else {
+        fork::fill_slow(dst, false)
     }
 }
 
-/// Bench only (built with `RATCHET_RNG_BENCH=1`): [`u64()`] through the same
-/// thread-local path *minus the fork check*, so that `benches/thread_rng.rs` can
-/// show what the check costs. Not fork-safe; not part of the API.
+/// [`try_fill_impl`] for the infallible entry points. The slow path and its
+/// panic live in [`fill_slow_or_panic`], out of line, so that the fast path
+/// inlined at the caller needs no saved registers.
+#[inline]
+fn fill_impl(dst: &mut [u8]) {
+    if !fork::take_into(dst) {
+        fill_slow_or_panic(dst);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn fill_slow_or_panic(dst: &mut [u8]) {
+    seeded(fork::fill_slow(dst, false));
+}
+
+/// Bench only (built with `RATCHET_RNG_BENCH=1`): [`u64()`]'s buffered read from a
+/// buffer in a plain thread-local, with no fork protection at all, so that
+/// `benches/thread_rng.rs` can show what the protection costs. Not fork-safe;
+/// not part of the API.
 #[cfg(ratchet_rng_bench)]
 #[doc(hidden)]
 #[inline]
 #[must_use]
 pub fn __bench_u64_without_fork_check() -> u64 {
-    match fork::with_fast_no_fork_check_u64(Generator::next_u64) {
-        Some(value) => value,
-        None => next_u64_impl(),
-    }
+    fork::bench_u64_without_fork_protection()
 }
 
 /// A handle to this thread's generator: fast, cryptographically secure, seeded
@@ -186,7 +220,10 @@ pub fn __bench_u64_without_fork_check() -> u64 {
 /// **Forks.** On every call, before any output is produced, the handle checks
 /// that the process has not forked since the generator was seeded; a forked
 /// child reseeds from the OS before its first output, so parent and child never
-/// share output, including bytes that were already buffered before the fork:
+/// share output, including bytes that were already buffered before the fork.
+/// The check is the count of buffered bytes that every call reads anyway: each
+/// layer below sets it to zero in a child, which sends the child's first call to
+/// the slow path, where the reseed happens:
 /// - Linux and Android (kernel 4.14+): the state lives in its own pages marked
 ///   `MADV_WIPEONFORK` (and `MADV_DONTDUMP`), which a forked child receives
 ///   zeroed. This catches every child with its own copy of memory, also those made
@@ -195,9 +232,9 @@ pub fn __bench_u64_without_fork_check() -> u64 {
 ///   process checks that it works by forking a short-lived child once, which
 ///   reads one byte and exits.
 /// - FreeBSD and OpenBSD: the same with `minherit(INHERIT_ZERO)`.
-/// - Every unix: a `pthread_atfork` child handler moves a fork epoch that the check
-///   compares as well (the second layer), and every reseed decision also compares
-///   `getpid()` with the process id at seeding.
+/// - Every unix: a `pthread_atfork` child handler (the second layer) wipes the
+///   forking thread's buffer, zeroes its count and moves a fork epoch, which the
+///   slow path compares with the one at seeding.
 /// - Where a wipe mechanism should exist but the probe shows it does not work
 ///   (old kernels, emulators) every call compares `getpid()`: slower (a system call
 ///   per call), never a repeat. On other unix systems (macOS, NetBSD, ...) a child
@@ -268,7 +305,7 @@ impl ThreadRng {
     /// anyway: on first use in the thread or after a fork nothing is served until
     /// a seed is obtained).
     pub fn reseed(&mut self) -> Result<(), OsError> {
-        fork::with_slow(0, true, |_| ())
+        fork::fill_slow(&mut [], true)
     }
 }
 
@@ -284,17 +321,17 @@ impl TryRng for ThreadRng {
 
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok(next_u32_impl())
+        Ok(u32::from_le_bytes(next_array()))
     }
 
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(next_u64_impl())
+        Ok(u64::from_le_bytes(next_array()))
     }
 
     #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        seeded(fill_impl(dst));
+        fill_impl(dst);
         Ok(())
     }
 }
@@ -341,7 +378,7 @@ pub fn thread_rng() -> ThreadRng {
 /// [`ThreadRng`]); [`try_fill`] returns the error instead.
 #[inline]
 pub fn fill(dst: &mut [u8]) {
-    seeded(fill_impl(dst));
+    fill_impl(dst);
 }
 
 /// Fills `dst` from this thread's generator, or returns the operating system's
@@ -356,7 +393,7 @@ pub fn fill(dst: &mut [u8]) {
 /// panics.
 #[inline]
 pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
-    fill_impl(dst)
+    try_fill_impl(dst)
 }
 
 /// A random `u32` from this thread's generator.
@@ -368,7 +405,7 @@ pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
 #[inline]
 #[must_use]
 pub fn u32() -> u32 {
-    next_u32_impl()
+    u32::from_le_bytes(next_array())
 }
 
 /// A random `u64` from this thread's generator.
@@ -380,7 +417,7 @@ pub fn u32() -> u32 {
 #[inline]
 #[must_use]
 pub fn u64() -> u64 {
-    next_u64_impl()
+    u64::from_le_bytes(next_array())
 }
 
 #[cfg(test)]

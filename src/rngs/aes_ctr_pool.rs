@@ -11,10 +11,21 @@ use crate::backend::AesBackend;
 /// TurboSHAKE256 domain byte of [`AesCtrPoolRng::from_key`].
 const FROM_KEY_DOMAIN: u8 = 0x41;
 
-/// The refill core: the current AES-256 key.
-struct AesPoolCore {
+/// The refill core: the current AES-256 key. Also the thread-local generator's
+/// AES core.
+pub(crate) struct AesPoolCore {
     key: [u8; 32],
     backend: AesBackend,
+}
+
+impl AesPoolCore {
+    /// The core that `from_seed(*seed)` starts from, on the detected backend.
+    pub(crate) fn new(seed: &[u8; 32]) -> Self {
+        Self {
+            key: *seed,
+            backend: AesBackend::detect(),
+        }
+    }
 }
 
 impl BlockCore<POOL_OUTPUT_BYTES> for AesPoolCore {
@@ -113,10 +124,7 @@ impl SeedableRng for AesCtrPoolRng {
 
     /// The 32-byte seed is the first AES-256 key.
     fn from_seed(seed: [u8; 32]) -> Self {
-        Self(BufferedRng::new(AesPoolCore {
-            key: seed,
-            backend: AesBackend::detect(),
-        }))
+        Self(BufferedRng::new(AesPoolCore::new(&seed)))
     }
 }
 

@@ -11,14 +11,15 @@ use crate::backend::ChaChaBackend;
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
 
 /// The refill core: the current key; each refill uses it for one key period and
-/// replaces it.
-struct ChaChaCore<const ROUNDS: usize> {
+/// replaces it. Also the thread-local generator's ChaCha core.
+pub(crate) struct ChaChaCore<const ROUNDS: usize> {
     key: [u32; 8],
     backend: ChaChaBackend,
 }
 
 impl<const ROUNDS: usize> ChaChaCore<ROUNDS> {
-    fn new(seed: &[u8; 32], backend: ChaChaBackend) -> Self {
+    /// The core that `from_seed(*seed)` starts from, on `backend`.
+    pub(crate) fn new(seed: &[u8; 32], backend: ChaChaBackend) -> Self {
         let mut key = [0u32; 8];
         for (word, bytes) in key.iter_mut().zip(seed.chunks_exact(4)) {
             *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
