@@ -207,3 +207,83 @@ fn thread_state_holds_no_served_output() {
     .join()
     .unwrap();
 }
+
+/// A forked child receives none of the output the parent has buffered and will
+/// still serve: the thread state's pages are wiped by the kernel
+/// (`MADV_WIPEONFORK`), and the `pthread_atfork` child handler wipes the forking
+/// thread's buffer too, so this holds where the wipe is not in effect (qemu-user,
+/// old kernels) as well. The child copies its state pages through a pipe before
+/// it touches the generator; the parent then serves its next 64 bytes, which were
+/// buffered before the fork (the positive control), and none of them may be in
+/// the child's copy.
+#[test]
+fn forked_child_holds_none_of_the_parents_unread_output() {
+    std::thread::spawn(|| {
+        let _ = ratchet_rng::u64();
+        let pages = thread_state_pages().unwrap();
+        let before = snapshot(&pages);
+        let mut fds = [0; 2];
+        // SAFETY: `fds` is a valid out-array of two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the child only reads its own copy of the mapping, writes to a
+        // pipe and `_exit`s (async-signal-safe), as a child of a threaded process
+        // must.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut at = 0;
+            while at < pages.len {
+                // SAFETY: in the child the state's mapping still exists (wiped or
+                // copied): `address + at..address + len` is readable.
+                let n = unsafe {
+                    libc::write(
+                        fds[1],
+                        (pages.address as *const u8).add(at).cast(),
+                        pages.len - at,
+                    )
+                };
+                if n <= 0 {
+                    // SAFETY: leave at once.
+                    unsafe { libc::_exit(1) };
+                }
+                at += n as usize;
+            }
+            // SAFETY: leave at once, running nothing of the parent's.
+            unsafe { libc::_exit(0) };
+        }
+        let mut child = vec![0u8; pages.len];
+        let mut at = 0;
+        while at < child.len() {
+            // SAFETY: our pipe's read end; `child[at..]` is writable.
+            let n =
+                unsafe { libc::read(fds[0], child[at..].as_mut_ptr().cast(), child.len() - at) };
+            assert!(n > 0, "the child sent {at} of {} bytes", child.len());
+            at += n as usize;
+        }
+        let mut status = 0;
+        // SAFETY: our own child; a valid out-pointer; our own descriptors.
+        unsafe {
+            libc::waitpid(pid, &mut status, 0);
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+
+        let mut next = [0u8; 64];
+        ratchet_rng::fill(&mut next);
+        let parent: std::collections::HashSet<&[u8]> = before.windows(16).collect();
+        assert!(
+            next.windows(16).all(|w| parent.contains(w)),
+            "the parent's next bytes were not buffered before the fork: the check proves nothing"
+        );
+        let in_child: std::collections::HashSet<&[u8]> = child.windows(16).collect();
+        if let Some(at) = next.windows(16).position(|w| in_child.contains(w)) {
+            panic!(
+                "the forked child holds the parent's unread bytes {at}..{} ({pages:?})",
+                at + 16
+            );
+        }
+    })
+    .join()
+    .unwrap();
+}
