@@ -13,10 +13,17 @@
 //! - `fill_bytes/0` isolates that overhead: an empty request still makes the
 //!   thread-local access and the fork check, and the direct generator's empty
 //!   request costs a few instructions;
-//! - `ratchet_rng::u64 without fork check` (only when built with
+//! - `ratchet_rng::u64 without fork protection` (only when built with
 //!   `RATCHET_RNG_BENCH=1`, which enables a hidden bench-only hook) — `u64()`'s
-//!   thread-local path minus the fork check (the `tag` / epoch compare): its
-//!   difference to `ratchet_rng::u64` is what the check costs per call;
+//!   buffered read on a buffer in a plain thread-local (no wipe-on-fork page, no
+//!   `pthread_atfork` handler): its difference to `ratchet_rng::u64` is what the
+//!   fork protection costs per call (the fork check itself is the buffer's byte
+//!   count, which both read);
+//! - `ratchet_rng::rng() per call` / `rand::rng() per call` — the handle taken on
+//!   every call, as `rng().next_u64()` is written (rand's clones an `Rc`);
+//! - `bound/AES-256 rounds only` (x86_64 with AVX-512 and VAES) — in the fill
+//!   groups, the AES rounds of that many bytes and nothing else: no AES-CTR
+//!   generator can be faster on this CPU;
 //! - `first_use` — the first call on a new thread (state creation and seeding from
 //!   the OS), timed inside the thread so thread creation is not counted.
 //!
@@ -40,13 +47,22 @@ fn next_u64(c: &mut Criterion) {
     let mut ours = ratchet_rng::rng();
     group.bench_function("ratchet_rng::rng", |b| b.iter(|| ours.next_u64()));
     group.bench_function("ratchet_rng::u64", |b| b.iter(ratchet_rng::u64));
-    // The same path minus the fork check (built with `RATCHET_RNG_BENCH=1`).
+    // The same buffered read from a plain thread-local, with no fork protection
+    // (built with `RATCHET_RNG_BENCH=1`).
     #[cfg(ratchet_rng_bench)]
-    group.bench_function("ratchet_rng::u64 without fork check", |b| {
+    group.bench_function("ratchet_rng::u64 without fork protection", |b| {
         b.iter(ratchet_rng::__bench_u64_without_fork_check)
     });
     let mut theirs = rand::rng();
     group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
+    // The handle taken on every call, as `rng().next_u64()` is written: ours is a
+    // zero-sized token, rand's clones and drops an `Rc`.
+    group.bench_function("ratchet_rng::rng() per call", |b| {
+        b.iter(|| ratchet_rng::rng().next_u64())
+    });
+    group.bench_function("rand::rng() per call", |b| {
+        b.iter(|| rand::rng().next_u64())
+    });
     direct(&mut group, |rng| rng.next_u64());
     group.finish();
 }
@@ -89,7 +105,76 @@ fn fill_bytes(c: &mut Criterion) {
         group.bench_function("direct/AesCtrPoolRng", |b| {
             b.iter(|| aes.fill_bytes(black_box(&mut buf)))
         });
+        // Bulk only: the bound rounds up to whole 512-byte batches.
+        if size >= 4096 {
+            aes_bound::bench(&mut group, size);
+        }
         group.finish();
+    }
+}
+
+/// The hardware bound of any AES-256-CTR generator on this CPU: the 14 AES rounds
+/// of `size / 16` blocks alone (eight independent VAES-512 registers, four blocks
+/// each, covering the instruction's latency), with no counters, no key schedule,
+/// no loads and no stores. `bound/AES-256 rounds only` in the group; skipped on a
+/// CPU without AVX-512 and VAES.
+#[cfg(target_arch = "x86_64")]
+mod aes_bound {
+    use std::arch::x86_64::{
+        __m512i, _mm512_aesenc_epi128, _mm512_set1_epi64, _mm512_storeu_si512, _mm512_xor_si512,
+    };
+    use std::hint::black_box;
+
+    use criterion::BenchmarkGroup;
+    use criterion::measurement::WallTime;
+
+    const LANES: usize = 8;
+    const BLOCKS_PER_BATCH: usize = LANES * 4;
+    const ROUNDS: usize = 14;
+
+    #[target_feature(enable = "avx512f,vaes")]
+    fn rounds_only(batches: usize, seed: i64) -> [u64; 8] {
+        let key = _mm512_set1_epi64(seed);
+        let mut lanes: [__m512i; LANES] = [key; LANES];
+        for (i, l) in lanes.iter_mut().enumerate() {
+            *l = _mm512_xor_si512(*l, _mm512_set1_epi64(i as i64));
+        }
+        for _ in 0..batches {
+            for _ in 0..ROUNDS {
+                for l in lanes.iter_mut() {
+                    *l = _mm512_aesenc_epi128(*l, key);
+                }
+            }
+        }
+        let mut acc = lanes[0];
+        for l in &lanes[1..] {
+            acc = _mm512_xor_si512(acc, *l);
+        }
+        let mut out = [0u64; 8];
+        // SAFETY: `out` is 64 writable bytes; `storeu` needs no alignment; AVX512F
+        // is enabled on this function.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), acc) };
+        out
+    }
+
+    pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, size: usize) {
+        if !(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("vaes")) {
+            return;
+        }
+        let batches = size.div_ceil(16 * BLOCKS_PER_BATCH);
+        group.bench_function("bound/AES-256 rounds only", |b| {
+            // SAFETY: AVX512F and VAES were detected on this CPU above.
+            b.iter(|| unsafe { rounds_only(black_box(batches), black_box(7)) })
+        });
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod aes_bound {
+    pub fn bench(
+        _: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        _: usize,
+    ) {
     }
 }
 
