@@ -75,8 +75,12 @@ fn epoch() -> usize {
 }
 
 /// The `pthread_atfork` child handler. It runs in the child, which has a single
-/// thread at that point (the one that forked), and does only plain memory writes
-/// (async-signal-safe): it moves the epoch and closes that thread's fast path.
+/// thread at that point (the one that forked), and does only plain memory writes:
+/// it moves the epoch and closes that thread's fast path. Reaching that thread's
+/// state reads a `const`-initialised thread-local with no destructor, a plain
+/// TLS access where the crate is linked into the executable; only in a library
+/// loaded with `dlopen` (dynamic TLS) can a thread's first access allocate its TLS
+/// block, which glibc and macOS support in a fork child.
 #[cfg(unix)]
 extern "C" fn bump_epoch_in_child() {
     FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
