@@ -116,8 +116,10 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
         }
     }
 
-    /// Copies the next `dst.len()` bytes of the stream into `dst`.
-    #[inline]
+    /// Copies the next `dst.len()` bytes of the stream into `dst`. Always
+    /// inlined: the buffered case is a few moves, and a call would cost as much
+    /// (the refill is out of line).
+    #[inline(always)]
     pub(crate) fn fill_bytes(&mut self, dst: &mut [u8]) {
         // Fast path: nothing to do, or all of it buffered.
         let pos = self.pos;
