@@ -238,7 +238,7 @@ fn main() {
 
 /// How the OS-seeded constructors (`from_os_rng`, `try_from_os_rng`, and
 /// `ratchet_rng::rng()` where `std` exists) work on bare metal: `getrandom` 0.4
-/// (which this crate uses, feature `os-rng`) has no source on `*-none-*` targets,
+/// (which this crate uses, feature `sys_rng`) has no source on `*-none-*` targets,
 /// but takes a user-provided one.
 ///
 /// 1. Build the firmware with
@@ -247,7 +247,7 @@ fn main() {
 /// 2. Define, once, in the firmware's root crate, the function below: getrandom
 ///    calls `__getrandom_v03_custom(dest, len)` and expects `len` bytes at `dest`
 ///    or an error. (The name keeps `v03` in getrandom 0.4.)
-/// 3. Enable `ratchet-rng`'s `os-rng` feature (without `std`).
+/// 3. Enable `ratchet-rng`'s `sys_rng` feature (without `thread_rng`).
 ///
 /// This example compiles the hook only under that cfg; `trng_fill`, which does
 /// the work, is compiled and run in every build. On the host,

@@ -377,7 +377,7 @@ impl AesBackend {
 
     /// Whether this backend runs on AES hardware: the thread-local generator uses
     /// `AesCtrPoolRng` only then (the portable AES is slower than ChaCha).
-    #[cfg(all(feature = "std", feature = "os-rng"))]
+    #[cfg(feature = "thread_rng")]
     pub(crate) fn has_hardware(self) -> bool {
         !matches!(self, Self::Soft)
     }

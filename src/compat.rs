@@ -22,7 +22,7 @@
 //!   default); they then seed through `getrandom` 0.2 / 0.3 with the default
 //!   impls. This crate enables neither, so the compat features pull in no
 //!   further dependency and build for `no_std`. The inherent
-//!   `Generator::from_os_rng()` (feature `os-rng`) is always there and wins in
+//!   `Generator::from_os_rng()` (feature `sys_rng`) is always there and wins in
 //!   method-call syntax.
 //! - `ThreadRng` gets `RngCore` and `CryptoRng` (it is not seedable). Its 0.6
 //!   `try_fill_bytes` returns the OS error (as a `rand_core` 0.6 error code) if
@@ -156,7 +156,7 @@ impl_rand_core_09!(
 );
 
 /// The thread-local handle: the same generator through the old traits.
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 mod thread {
     use crate::ThreadRng;
 
@@ -245,7 +245,7 @@ mod thread {
         // the non-OS branch can be driven from here.
         #[test]
         fn non_os_errors_map_to_rand_core_06_custom_code() {
-            let err = super::error_06(crate::OsError::UNSUPPORTED);
+            let err = super::error_06(crate::OsError::new(getrandom::Error::UNSUPPORTED));
             assert_eq!(err.raw_os_error(), None);
             assert_eq!(
                 err.code().map(core::num::NonZeroU32::get),

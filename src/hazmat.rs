@@ -148,7 +148,7 @@ pub fn chacha_block<const ROUNDS: usize>(
 /// Where this thread's generator state (the thread-local generator behind
 /// [`rng()`](crate::rng)) lives, and what the kernel accepted about it: for tests
 /// of its memory hygiene (see [`thread_state_pages`]).
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadStatePages {
     /// The address of the state's allocation (on unix: the start of its own
@@ -175,7 +175,7 @@ pub struct ThreadStatePages {
 ///
 /// The address is for comparing with the system's own view (e.g. the `VmFlags`
 /// of `/proc/self/smaps`); it must not be dereferenced.
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 pub fn thread_state_pages() -> Option<ThreadStatePages> {
     let (address, len, wipe_on_fork, dont_dump) = crate::fork::this_thread_state()?;
     Some(ThreadStatePages {

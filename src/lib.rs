@@ -3,7 +3,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
-#[cfg(any(test, feature = "std"))]
+#[cfg(any(test, feature = "thread_rng"))]
 extern crate std;
 
 mod aes;
@@ -11,27 +11,29 @@ mod backend;
 mod chacha;
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
 mod compat;
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "sys_rng")]
+mod error;
+#[cfg(feature = "thread_rng")]
 mod fork;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
 mod rngs;
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 mod thread;
 pub mod xof;
 
 pub use backend::{Backends, backends};
+#[cfg(feature = "sys_rng")]
+pub use error::OsError;
 pub use rand_core;
-#[cfg(feature = "os-rng")]
-pub use rngs::OsError;
 pub use rngs::aes_ctr_pool::AesCtrPoolRng;
 pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
-#[cfg(all(ratchet_rng_bench, feature = "std", feature = "os-rng"))]
+#[cfg(all(ratchet_rng_bench, feature = "thread_rng"))]
 #[doc(hidden)]
 pub use thread::__bench_u64_without_fork_check;
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};

@@ -22,11 +22,6 @@ pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
     seed
 }
 
-/// The error of the `try_from_os_rng` constructors: the operating system's random
-/// number generator failed (re-exported from `getrandom`).
-#[cfg(feature = "os-rng")]
-pub use getrandom::Error as OsError;
-
 /// The `# Panics` section every generator's type documentation ends with.
 macro_rules! generator_panics_doc {
     () => {
@@ -99,7 +94,7 @@ macro_rules! impl_generator {
             }
         }
 
-        #[cfg(feature = "os-rng")]
+        #[cfg(feature = "sys_rng")]
         impl $name {
             #[doc = concat!("A `", stringify!($name), "` seeded by the operating system's")]
             /// random number generator (`getrandom`).
@@ -120,7 +115,7 @@ macro_rules! impl_generator {
                         concat!(
                             "ratchet-rng: cannot seed ",
                             stringify!($name),
-                            ": the operating system's random number generator failed: {}"
+                            ": {}"
                         ),
                         err
                     ),
@@ -132,10 +127,10 @@ macro_rules! impl_generator {
             ///
             /// # Errors
             /// [`OsError`](crate::OsError) when the operating system's generator
-            /// fails, exactly as `getrandom` reported it (its code is kept); nothing
+            /// fails (its OS error code is kept); nothing
             /// is seeded from partial or fallback entropy, and nothing panics.
             pub fn try_from_os_rng() -> Result<Self, crate::OsError> {
-                <Self as rand_core::SeedableRng>::try_from_rng(&mut getrandom::SysRng)
+                <Self as rand_core::SeedableRng>::try_from_rng(&mut crate::error::OsRng)
             }
         }
     };

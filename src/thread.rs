@@ -69,7 +69,7 @@ impl Generator {
     /// A generator seeded by the operating system.
     pub(crate) fn from_os() -> Result<Self, OsError> {
         let mut seed = [0u8; 32];
-        let result = getrandom::fill(&mut seed).map(|()| {
+        let result = crate::error::os_fill(&mut seed).map(|()| {
             if AesBackend::detect().has_hardware() {
                 Self::Aes(AesPoolCore::new(&seed))
             } else {
@@ -110,9 +110,9 @@ impl Generator {
     /// only, and dropped (zeroized) after.
     pub(crate) fn fill_fresh(dst: &mut [u8]) -> Result<(), OsError> {
         if AesBackend::detect().has_hardware() {
-            AesCtrPoolRng::try_from_rng(&mut getrandom::SysRng)?.fill_bytes(dst);
+            AesCtrPoolRng::try_from_rng(&mut crate::error::OsRng)?.fill_bytes(dst);
         } else {
-            ChaChaKeyErasureRng::try_from_rng(&mut getrandom::SysRng)?.fill_bytes(dst);
+            ChaChaKeyErasureRng::try_from_rng(&mut crate::error::OsRng)?.fill_bytes(dst);
         }
         Ok(())
     }
@@ -123,10 +123,7 @@ impl Generator {
 fn seeded<T>(result: Result<T, OsError>) -> T {
     match result {
         Ok(value) => value,
-        Err(err) => panic!(
-            "ratchet-rng: cannot seed the thread-local generator: the operating \
-             system's random number generator failed: {err}"
-        ),
+        Err(err) => panic!("ratchet-rng: cannot seed the thread-local generator: {err}"),
     }
 }
 

@@ -302,7 +302,7 @@ compat_tests!(
 
 /// The thread-local handle through the 0.9 traits (its output is OS-seeded, so
 /// only properties are checked).
-#[cfg(all(feature = "std", feature = "os-rng"))]
+#[cfg(feature = "thread_rng")]
 mod thread_rng {
     use super::*;
     use rand09::Rng;

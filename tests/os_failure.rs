@@ -64,8 +64,15 @@ mod failure {
     /// The code the failing hook reports (a custom getrandom error).
     const CODE: u16 = 4711;
 
-    fn injected() -> OsError {
-        OsError::new_custom(CODE)
+    fn injected() -> getrandom::Error {
+        getrandom::Error::new_custom(CODE)
+    }
+
+    /// The `getrandom` error inside the crate's [`OsError`] (its `source`).
+    fn inner(err: OsError) -> getrandom::Error {
+        *core::error::Error::source(&err)
+            .and_then(|source| source.downcast_ref::<getrandom::Error>())
+            .expect("an OsError's source is getrandom's error")
     }
 
     /// getrandom 0.4's custom backend (see getrandom's README, "Custom backend"):
@@ -79,7 +86,7 @@ mod failure {
     unsafe extern "Rust" fn __getrandom_v03_custom(
         dest: *mut u8,
         len: usize,
-    ) -> Result<(), OsError> {
+    ) -> Result<(), getrandom::Error> {
         CALLS.fetch_add(1, Ordering::SeqCst);
         if FAIL.load(Ordering::SeqCst) {
             return Err(injected());
@@ -92,7 +99,7 @@ mod failure {
         };
         std::fs::File::open("/dev/urandom")
             .and_then(|mut f| f.read_exact(buf))
-            .map_err(|_| OsError::UNEXPECTED)
+            .map_err(|_| getrandom::Error::UNEXPECTED)
     }
 
     fn set_failing(fail: bool) {
@@ -286,25 +293,34 @@ mod failure {
 
     fn try_from_os_rng_returns_the_error() {
         set_failing(true);
-        assert_eq!(TurboShakeRng::try_from_os_rng().err(), Some(injected()));
-        assert_eq!(ShakeRng::try_from_os_rng().err(), Some(injected()));
         assert_eq!(
-            ChaChaKeyErasureRng::try_from_os_rng().err(),
+            TurboShakeRng::try_from_os_rng().err().map(inner),
             Some(injected())
         );
         assert_eq!(
-            ChaCha12KeyErasureRng::try_from_os_rng().err(),
+            ShakeRng::try_from_os_rng().err().map(inner),
             Some(injected())
         );
         assert_eq!(
-            ChaCha20KeyErasureRng::try_from_os_rng().err(),
+            ChaChaKeyErasureRng::try_from_os_rng().err().map(inner),
             Some(injected())
         );
-        assert_eq!(AesCtrPoolRng::try_from_os_rng().err(), Some(injected()));
+        assert_eq!(
+            ChaCha12KeyErasureRng::try_from_os_rng().err().map(inner),
+            Some(injected())
+        );
+        assert_eq!(
+            ChaCha20KeyErasureRng::try_from_os_rng().err().map(inner),
+            Some(injected())
+        );
+        assert_eq!(
+            AesCtrPoolRng::try_from_os_rng().err().map(inner),
+            Some(injected())
+        );
         // The code survives for callers that inspect it.
         let err = AesCtrPoolRng::try_from_os_rng().unwrap_err();
         assert_eq!(err.raw_os_error(), None);
-        assert_eq!(err, OsError::new_custom(CODE));
+        assert_eq!(inner(err), injected());
         set_failing(false);
         let mut a = TurboShakeRng::try_from_os_rng().expect("the OS works again");
         let mut b = AesCtrPoolRng::try_from_os_rng().expect("the OS works again");
@@ -316,13 +332,22 @@ mod failure {
         set_failing(true);
         std::thread::spawn(|| {
             let mut buf = [0u8; 32];
-            assert_eq!(ratchet_rng::try_fill(&mut buf), Err(injected()));
-            assert_eq!(ratchet_rng::try_fill(&mut []), Err(injected()));
-            assert_eq!(ratchet_rng::rng().reseed(), Err(injected()));
+            assert_eq!(
+                ratchet_rng::try_fill(&mut buf).map_err(inner),
+                Err(injected())
+            );
+            assert_eq!(
+                ratchet_rng::try_fill(&mut []).map_err(inner),
+                Err(injected())
+            );
+            assert_eq!(ratchet_rng::rng().reseed().map_err(inner), Err(injected()));
             // Nothing was served, and the next call tries to seed again.
             assert_eq!(buf, [0u8; 32]);
             let before = calls();
-            assert_eq!(ratchet_rng::try_fill(&mut buf), Err(injected()));
+            assert_eq!(
+                ratchet_rng::try_fill(&mut buf).map_err(inner),
+                Err(injected())
+            );
             assert!(calls() > before, "each call retries the OS");
             set_failing(false);
             ratchet_rng::try_fill(&mut buf).expect("the OS works again");
@@ -360,7 +385,7 @@ mod failure {
                 "the reseed is retried after another budget"
             );
             // A forced reseed reports the failure; the generator keeps serving.
-            assert_eq!(ratchet_rng::rng().reseed(), Err(injected()));
+            assert_eq!(ratchet_rng::rng().reseed().map_err(inner), Err(injected()));
             let (x, y) = (ratchet_rng::u64(), ratchet_rng::u64());
             assert_ne!(x, y);
             // The OS recovers: a forced reseed succeeds.
@@ -389,7 +414,7 @@ mod failure {
             set_failing(true);
             let mut buf = [0u8; 16];
             let code = match ratchet_rng::try_fill(&mut buf) {
-                Err(err) if err == injected() => {
+                Err(err) if inner(err) == injected() => {
                     let panicked = catch_unwind(ratchet_rng::u64).is_err();
                     if panicked { 0 } else { 3 }
                 }
