@@ -1,15 +1,22 @@
 //! Raw primitives and explicit backend selection, behind the `hazmat` feature.
 //!
-//! For tests, benches and fuzzing: run a primitive or a generator on a *named*
+//! For tests, benches and fuzzing: run a primitive or a generator on an explicit
 //! backend and compare it with `soft`. Nothing here is needed to use the
 //! generators, and misuse (reusing a key period, a counter, a seed) is not
-//! prevented. Backend names are those of [`backends`](crate::backends); a backend
-//! this CPU (or build) lacks gives `None`.
+//! prevented.
+//!
+//! Backends are typed: [`Keccak`], [`ChaCha`] and [`Aes256`] values come only from
+//! [`soft`](Keccak::soft), [`detect`](Keccak::detect), [`available`](Keccak::available)
+//! or [`by_name`](Keccak::by_name), so holding one proves this CPU and build have
+//! it, and the generators' `*_with_backend` constructors take them (they cannot
+//! fail). Names (`Display`, `by_name`) are only for the edges: environment
+//! variables, command lines, reports; they are those of
+//! [`backends`](crate::backends).
 //!
 //! # Bad input
 //! Nothing here panics on any run-time input: [`by_name`](Keccak::by_name) takes
 //! any string and returns `None` for an unknown name (empty, wrong case, another
-//! primitive's backend) as for a missing backend; the kernels take slices of any
+//! primitive's backend) as for a backend this CPU or build lacks; the kernels take slices of any
 //! number of periods, pools or blocks, zero included (the key is then left
 //! unchanged); [`Aes256::ctr_keystream`] takes any `u128` counter and wraps modulo
 //! 2^128, and [`chacha_block`] any `u32` counter. Round counts are compile-time
@@ -29,10 +36,16 @@
 //! assert!(Keccak::by_name("no_such_backend").is_none());
 //! ```
 
+use core::fmt;
+
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::{AesBackend, ChaChaBackend, KeccakBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
 use crate::keccak::{self, LANES, RATCHET_PERIOD_BYTES};
+use crate::{
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
+    SpongeSeed, TurboShakeRng,
+};
 
 macro_rules! backend_handle {
     ($(#[$doc:meta])* $name:ident($inner:ident)) => {
@@ -58,17 +71,48 @@ macro_rules! backend_handle {
 
             /// The backend called `name`, if this CPU and build allow it; `None`
             /// for any other string (unknown, empty, differently cased). Never
-            /// panics.
+            /// panics. The string edge (environment variables, command lines).
             pub fn by_name(name: &str) -> Option<Self> {
-                Self::available().find(|b| b.name() == name)
+                $inner::from_name(name).map(Self)
             }
+
+            /// Every name of this family, whether or not this CPU and build have
+            /// the backend.
+            pub const NAMES: &'static [&'static str] = $inner::NAMES;
 
             /// The backend's name.
             pub fn name(self) -> &'static str {
                 self.0.name()
             }
         }
+
+        impl fmt::Display for $name {
+            /// The backend's name.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
     };
+}
+
+/// The `*_with_backend` constructors of a generator, on a typed backend: the
+/// same stream as `from_seed` / `from_key` on every backend.
+macro_rules! with_backend {
+    ($($rng:ty: $backend:ident, $seed:ty;)*) => {$(
+        impl $rng {
+            #[doc = concat!("[`from_key`](", stringify!($rng), "::from_key) on `backend`: the same stream")]
+            /// as on every other backend.
+            pub fn from_key_with_backend(key: &[u8], backend: $backend) -> Self {
+                Self::from_key_on(key, backend.0)
+            }
+
+            /// [`from_seed`](rand_core::SeedableRng::from_seed) on `backend`: the same stream
+            /// as on every other backend.
+            pub fn from_seed_with_backend(seed: $seed, backend: $backend) -> Self {
+                Self::from_seed_on(seed, backend.0)
+            }
+        }
+    )*};
 }
 
 backend_handle! {
@@ -84,6 +128,15 @@ backend_handle! {
 backend_handle! {
     /// An AES-256 backend.
     Aes256(AesBackend)
+}
+
+with_backend! {
+    TurboShakeRng: Keccak, SpongeSeed;
+    ShakeRng: Keccak, SpongeSeed;
+    ChaChaKeyErasureRng: ChaCha, [u8; 32];
+    ChaCha12KeyErasureRng: ChaCha, [u8; 32];
+    ChaCha20KeyErasureRng: ChaCha, [u8; 32];
+    AesCtrPoolRng: Aes256, [u8; 32];
 }
 
 impl Keccak {

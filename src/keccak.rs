@@ -176,9 +176,6 @@ mod tests {
     use std::vec::Vec;
     use std::{format, vec};
 
-    /// The names of the Keccak SIMD backends, as `KeccakBackend::name` gives them.
-    const SIMD_NAMES: [&str; 3] = ["x86_avx2", "x86_avx512", "aarch64_sha3"];
-
     /// SplitMix64: a public, reproducible source of test states.
     struct TestStates(u64);
 
@@ -204,26 +201,10 @@ mod tests {
         states
     }
 
-    /// Runs `check` on every Keccak backend this CPU and build allow, then fails if
-    /// a backend named in `RATCHET_RNG_EXPECT_BACKENDS` (comma-separated; names of
-    /// other primitives' backends are ignored) was not among them: CI sets it per
-    /// machine, so a detection bug cannot silently skip a kernel.
-    fn for_each_backend(mut check: impl FnMut(KeccakBackend)) {
-        let mut ran = Vec::new();
-        for backend in KeccakBackend::available() {
-            check(backend);
-            ran.push(backend.name());
-        }
-        assert_eq!(ran.first(), Some(&"soft"), "soft runs first");
-        let expected = std::env::var("RATCHET_RNG_EXPECT_BACKENDS").unwrap_or_default();
-        for name in expected.split(',').map(str::trim) {
-            if SIMD_NAMES.contains(&name) {
-                assert!(
-                    ran.contains(&name),
-                    "RATCHET_RNG_EXPECT_BACKENDS names {name}, but only {ran:?} ran"
-                );
-            }
-        }
+    /// Runs `check` on every Keccak backend this CPU and build allow (see
+    /// `for_each_available`: an expected backend that did not run fails).
+    fn for_each_backend(check: impl FnMut(KeccakBackend)) {
+        KeccakBackend::for_each_available(check);
     }
 
     fn check_permute<const ROUNDS: usize>(backend: KeccakBackend) {

@@ -41,67 +41,77 @@ fn lengths(refill: usize) -> Vec<usize> {
     ]
 }
 
-/// Compares every available backend's stream with soft's; returns the names run.
-fn check<R: Rng>(
-    names: impl Iterator<Item = &'static str>,
+/// Compares the stream on every backend of `available` with the one on `soft`;
+/// returns the names run.
+fn check<B: Copy + core::fmt::Display, R: Rng>(
+    soft: B,
+    available: impl Iterator<Item = B>,
     refill: usize,
-    make: impl Fn(&str) -> Option<R>,
-) -> Vec<&'static str> {
-    let want = read(
-        make("soft").expect("soft is always available"),
-        &lengths(refill),
-    );
+    make: impl Fn(B) -> R,
+) -> Vec<String> {
+    let want = read(make(soft), &lengths(refill));
     let mut ran = Vec::new();
-    for name in names {
-        let rng = make(name).expect("an available backend constructs");
+    for backend in available {
         assert!(
-            read(rng, &lengths(refill)) == want,
-            "backend {name} differs from soft"
+            read(make(backend), &lengths(refill)) == want,
+            "backend {backend} differs from soft"
         );
-        ran.push(name);
+        ran.push(backend.to_string());
     }
     ran
 }
 
 #[test]
 fn sponge_generators_on_every_keccak_backend() {
-    let names = || Keccak::available().map(Keccak::name);
-    check(names(), 1088, |b| {
+    check(Keccak::soft(), Keccak::available(), 1088, |b| {
         TurboShakeRng::from_key_with_backend(b"k", b)
     });
-    check(names(), 1088, |b| ShakeRng::from_key_with_backend(b"k", b));
+    check(Keccak::soft(), Keccak::available(), 1088, |b| {
+        ShakeRng::from_key_with_backend(b"k", b)
+    });
 }
 
 #[test]
 fn chacha_generators_on_every_chacha_backend() {
-    let names = || ChaCha::available().map(ChaCha::name);
-    check(names(), 992, |b| {
+    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
         ChaChaKeyErasureRng::from_key_with_backend(b"k", b)
     });
-    check(names(), 992, |b| {
+    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
         ChaCha12KeyErasureRng::from_key_with_backend(b"k", b)
     });
-    check(names(), 992, |b| {
+    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
         ChaCha20KeyErasureRng::from_key_with_backend(b"k", b)
     });
 }
 
 #[test]
 fn aes_generator_on_every_aes_backend() {
-    let names = Aes256::available().map(Aes256::name);
-    check(names, 4064, |b| {
+    check(Aes256::soft(), Aes256::available(), 4064, |b| {
         AesCtrPoolRng::from_key_with_backend(b"k", b)
     });
 }
 
+/// The string edge: names of unknown or absent backends give `None`, and every
+/// available backend's name finds it again.
 #[test]
-fn unknown_or_absent_backends_give_none() {
-    assert!(TurboShakeRng::from_key_with_backend(b"k", "no_such").is_none());
-    assert!(ChaChaKeyErasureRng::from_seed_with_backend([0; 32], "no_such").is_none());
-    assert!(AesCtrPoolRng::from_seed_with_backend([0; 32], "no_such").is_none());
+fn names_are_the_edge_unknown_or_absent_give_none() {
+    for name in ["no_such", "", "SOFT", "x86_aesni "] {
+        assert!(Keccak::by_name(name).is_none(), "{name:?}");
+        assert!(ChaCha::by_name(name).is_none(), "{name:?}");
+        assert!(Aes256::by_name(name).is_none(), "{name:?}");
+    }
+    // Another primitive's backend is not this one's.
+    assert!(Keccak::by_name("x86_aesni").is_none());
     // A backend of another architecture is never available.
     #[cfg(target_arch = "x86_64")]
     assert!(Keccak::by_name("aarch64_sha3").is_none());
     #[cfg(target_arch = "aarch64")]
     assert!(Keccak::by_name("x86_avx512").is_none());
+    for keccak in Keccak::available() {
+        assert_eq!(Keccak::by_name(&keccak.to_string()), Some(keccak));
+        assert!(Keccak::NAMES.contains(&keccak.name()));
+    }
+    for aes in Aes256::available() {
+        assert_eq!(Aes256::by_name(aes.name()), Some(aes));
+    }
 }

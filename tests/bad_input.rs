@@ -548,6 +548,36 @@ fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
 }
 
 /// Backend names: real ones of every primitive, near misses, and any string.
+/// The string edge of the typed backends: a generator on the backend called
+/// `name` (through its family's `by_name`), keyed and seeded; `None` when no
+/// backend of its family has that name here.
+trait OnNamedBackend: SeedableRng {
+    fn on_named_backend(key: &[u8], seed: Self::Seed, name: &str) -> Option<(Self, Self)>;
+}
+
+macro_rules! on_named_backend {
+    ($($rng:ty: $family:ident),* $(,)?) => {$(
+        impl OnNamedBackend for $rng {
+            fn on_named_backend(key: &[u8], seed: Self::Seed, name: &str) -> Option<(Self, Self)> {
+                let backend = $family::by_name(name)?;
+                Some((
+                    <$rng>::from_key_with_backend(key, backend),
+                    <$rng>::from_seed_with_backend(seed, backend),
+                ))
+            }
+        }
+    )*};
+}
+
+on_named_backend!(
+    TurboShakeRng: Keccak,
+    ShakeRng: Keccak,
+    ChaChaKeyErasureRng: ChaCha,
+    ChaCha12KeyErasureRng: ChaCha,
+    ChaCha20KeyErasureRng: ChaCha,
+    AesCtrPoolRng: Aes256,
+);
+
 fn backend_name() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(vec![
@@ -609,11 +639,11 @@ proptest! {
                     for (dst, src) in seed.as_mut().iter_mut().zip(key.iter().cycle()) {
                         *dst = *src;
                     }
-                    if let Some(mut rng) = <$rng>::from_key_with_backend(&key, &backend) {
-                        read_everything(&mut rng, &lengths);
-                    }
-                    if let Some(mut rng) = <$rng>::from_seed_with_backend(seed.clone(), &backend) {
-                        read_everything(&mut rng, &lengths);
+                    if let Some((mut keyed, mut seeded)) =
+                        <$rng>::on_named_backend(&key, seed.clone(), &backend)
+                    {
+                        read_everything(&mut keyed, &lengths);
+                        read_everything(&mut seeded, &lengths);
                     }
                     let _ = format!("{:?}", <$rng>::from_seed(seed));
                 })?;

@@ -373,13 +373,13 @@ fn generators(report: &mut Report) {
                         let expected = draw(&mut $ty::from_seed($seed.into()), $n);
                         let mut seed = $seed;
                         secret(&mut seed);
-                        let mut rng = $ty::from_seed_with_backend(seed.into(), name).unwrap();
+                        let mut rng = $ty::from_seed_with_backend(seed.into(), backend);
                         assert_eq!(draw_secret(&mut rng, $n), expected, "{name}");
                         // Key material of any length, through `from_key`'s derivation.
                         let expected = draw(&mut $ty::from_key(&key0), $n);
                         let mut key = key0;
                         secret(&mut key);
-                        let mut rng = $ty::from_key_with_backend(&key, name).unwrap();
+                        let mut rng = $ty::from_key_with_backend(&key, backend);
                         assert_eq!(draw_secret(&mut rng, $n), expected, "{name}");
                     },
                 );

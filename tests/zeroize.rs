@@ -389,7 +389,7 @@ fn generators_on_every_backend_are_wiped_on_drop() {
         let name = backend.name();
         check_drop(
             &format!("ChaChaKeyErasureRng on {name}"),
-            Box::new(ChaChaKeyErasureRng::from_seed_with_backend(seed, name).unwrap()),
+            Box::new(ChaChaKeyErasureRng::from_seed_with_backend(seed, backend)),
             ChaChaKeyErasureRng::from_seed(seed),
             992,
             ChaChaKeyErasureRng::inspect_buffer,
@@ -400,7 +400,7 @@ fn generators_on_every_backend_are_wiped_on_drop() {
         let name = backend.name();
         check_drop(
             &format!("AesCtrPoolRng on {name}"),
-            Box::new(AesCtrPoolRng::from_seed_with_backend(seed, name).unwrap()),
+            Box::new(AesCtrPoolRng::from_seed_with_backend(seed, backend)),
             AesCtrPoolRng::from_seed(seed),
             4064,
             AesCtrPoolRng::inspect_buffer,
@@ -412,7 +412,10 @@ fn generators_on_every_backend_are_wiped_on_drop() {
         let name = backend.name();
         check_drop(
             &format!("TurboShakeRng on {name}"),
-            Box::new(TurboShakeRng::from_seed_with_backend(sponge_seed.into(), name).unwrap()),
+            Box::new(TurboShakeRng::from_seed_with_backend(
+                sponge_seed.into(),
+                backend,
+            )),
             TurboShakeRng::from_seed(sponge_seed.into()),
             1088,
             TurboShakeRng::inspect_buffer,
@@ -572,7 +575,7 @@ fn served_bytes_are_wiped_from_the_buffer() {
             let expected = stream(<$ty>::from_seed($seed.into()), ops_stream_len($n));
             for backend in <$handle>::available() {
                 let name = backend.name();
-                let mut rng = <$ty>::from_seed_with_backend($seed.into(), name).unwrap();
+                let mut rng = <$ty>::from_seed_with_backend($seed.into(), backend);
                 let what = format!("{} on {name}", stringify!($ty));
                 check_wiping(&what, &mut rng, $n, &expected, <$ty>::inspect_buffer);
             }

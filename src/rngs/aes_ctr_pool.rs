@@ -100,20 +100,16 @@ impl AesCtrPoolRng {
 
 #[cfg(feature = "hazmat")]
 impl AesCtrPoolRng {
-    /// [`from_seed`](SeedableRng::from_seed) on the named AES backend (see
-    /// [`hazmat::Aes256`](crate::hazmat::Aes256)); `None` if this CPU or build
-    /// lacks it, or if `backend` names no backend at all (any string is accepted;
-    /// nothing panics). The stream is the same on every backend.
-    pub fn from_seed_with_backend(seed: [u8; 32], backend: &str) -> Option<Self> {
-        let backend = crate::hazmat::Aes256::by_name(backend)?.0;
-        Some(Self(BufferedRng::new(AesPoolCore { key: seed, backend })))
+    /// [`from_seed`](SeedableRng::from_seed) on an explicit backend (the public
+    /// form is `from_seed_with_backend`, in `hazmat`).
+    pub(crate) fn from_seed_on(seed: [u8; 32], backend: AesBackend) -> Self {
+        Self(BufferedRng::new(AesPoolCore { key: seed, backend }))
     }
 
-    /// [`from_key`](Self::from_key) on the named AES backend; `None` if this CPU
-    /// or build lacks it, or for an unknown name.
-    pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
+    /// [`from_key`](Self::from_key) on an explicit backend.
+    pub(crate) fn from_key_on(key: &[u8], backend: AesBackend) -> Self {
         let mut seed = derive_key(key, FROM_KEY_DOMAIN);
-        let rng = Self::from_seed_with_backend(seed, backend);
+        let rng = Self::from_seed_on(seed, backend);
         seed.zeroize();
         rng
     }

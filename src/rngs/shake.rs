@@ -167,19 +167,15 @@ macro_rules! sponge_generator {
 
         #[cfg(feature = "hazmat")]
         impl $name {
-            /// [`from_key`](Self::from_key) on the named Keccak backend (see
-            /// [`hazmat::Keccak`](crate::hazmat::Keccak)); `None` if this CPU or
-            /// build lacks it, or if `backend` names no backend at all (any string
-            /// is accepted; nothing panics). The stream is the same on every backend.
-            pub fn from_key_with_backend(key: &[u8], backend: &str) -> Option<Self> {
-                let backend = crate::hazmat::Keccak::by_name(backend)?.0;
-                Some(Self(BufferedRng::new(SpongeCore::from_key(key, backend))))
+            /// [`from_key`](Self::from_key) on an explicit backend (the public
+            /// form is `from_key_with_backend`, in `hazmat`).
+            pub(crate) fn from_key_on(key: &[u8], backend: KeccakBackend) -> Self {
+                Self(BufferedRng::new(SpongeCore::from_key(key, backend)))
             }
 
-            /// [`from_seed`](SeedableRng::from_seed) on the named Keccak backend;
-            /// `None` if this CPU or build lacks it, or for an unknown name.
-            pub fn from_seed_with_backend(seed: SpongeSeed, backend: &str) -> Option<Self> {
-                Self::from_key_with_backend(&seed.0, backend)
+            /// [`from_seed`](SeedableRng::from_seed) on an explicit backend.
+            pub(crate) fn from_seed_on(seed: SpongeSeed, backend: KeccakBackend) -> Self {
+                Self::from_key_on(&seed.0, backend)
             }
         }
 
