@@ -140,3 +140,8 @@ pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, 
 #[cfg(all(doctest, feature = "thread_rng"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The code blocks of `docs/ERRORS.md`, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/ERRORS.md")]
+pub struct ErrorsDoctests;
