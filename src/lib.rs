@@ -40,9 +40,9 @@
 //! 0.8) add those versions' `RngCore`, `CryptoRng` and `SeedableRng` to every
 //! generator (`ThreadRng` gets `RngCore` and `CryptoRng`), forwarding to the same
 //! code: every version reads the same bytes, and `seed_from_u64(n)` gives the same
-//! generator in all three. The die rolls below are those of the README's `rand`
-//! 0.10 example (other samplers differ where `rand` changed its algorithms, e.g.
-//! `shuffle` between 0.8 and 0.9). Here `rand` 0.9 and 0.8 are this crate's
+//! generator in all three. The die rolls below are those `rand` 0.10's
+//! `random_range(1..=6)` gives (other samplers differ where `rand` changed its
+//! algorithms, e.g. `shuffle` between 0.8 and 0.9). Here `rand` 0.9 and 0.8 are this crate's
 //! dev-dependencies `rand09` and `rand08`; your code says `rand::`.
 //!
 //! ```
