@@ -11,7 +11,7 @@
 //! - `ChaChaKeyErasureRng::seed_from_u64(n)`: keyed by a case number, for
 //!   simulations and property tests (64 bits are not a cryptographic key).
 //!
-//! Both are value-stable contracts (README, "Stream definitions"): the same key
+//! Both are value-stable contracts (`docs/STREAMS.md`): the same key
 //! gives the same bytes on every platform, backend and version of this crate.
 //! This example checks that against the frozen streams in
 //! `tests/data/golden_streams.txt`.

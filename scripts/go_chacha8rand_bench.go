@@ -1,5 +1,5 @@
 // Throughput of Go's math/rand/v2 ChaCha8 (the C2SP chacha8rand generator that
-// ChaChaKeyErasureRng reproduces), for the README's comparison table:
+// ChaChaKeyErasureRng reproduces), for the comparison table in docs/PERFORMANCE.md:
 // `go run scripts/go_chacha8rand_bench.go`. Same measurements as the criterion
 // groups `fill_bytes/524288` and `next_u64` of benches/generators.rs.
 package main

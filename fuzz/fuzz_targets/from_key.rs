@@ -1,5 +1,5 @@
 //! `from_key` with arbitrary key bytes: it never panics, it is deterministic, and
-//! each generator's stream is the one the README's "Stream definitions" give,
+//! each generator's stream is the one `docs/STREAMS.md` defines,
 //! checked against RustCrypto's SHAKE256 / TurboSHAKE256 (an independent Keccak):
 //!
 //! - `ShakeRng::from_key(k)` / `TurboShakeRng::from_key(k)`: the first 1088 bytes
