@@ -210,7 +210,7 @@ sponge_generator! {
     /// after a period independent of that period's output (backtracking
     /// resistance at 1088-byte granularity); bytes already served are wiped from
     /// the buffer at once. The state is zeroized on drop; the type is not `Clone`,
-    /// and `Debug` prints no state. Seed with [`from_os_rng`](Self::from_os_rng)
+    /// and `Debug` prints no state. Seed with `from_os_rng` (feature `sys_rng`)
     /// for secrets; [`seed_from_u64`](SeedableRng::seed_from_u64) has only 64 bits
     /// of entropy and is for reproducible simulations.
     ///
