@@ -76,18 +76,21 @@ macro_rules! impl_generator {
             }
         }
 
-        #[cfg(feature = "hazmat")]
+        #[cfg(ratchet_rng_inspect)]
         impl $name {
-            /// Hazmat inspection of the output buffer, for tests of the wiping:
-            /// returns the whole buffer and the number of its bytes already
-            /// served. Bytes `..served` must read as zeros (wiped as they were
-            /// handed out); bytes `served..` are the next bytes of the stream, not
-            /// yet returned. `served` equals the buffer's length when nothing is
+            /// Test-only inspection of the output buffer (builds with
+            /// `RATCHET_RNG_INSPECT=1` only; not part of the API): returns the
+            /// whole buffer and the number of its bytes already served. Bytes
+            /// `..served` must read as zeros (wiped as they were handed out);
+            /// bytes `served..` are the next bytes of the stream, not yet
+            /// returned. `served` equals the buffer's length when nothing is
             /// buffered.
             ///
             /// # Security
             /// The unread bytes are future output: whoever reads them can predict
-            /// the generator. For tests only.
+            /// the generator. This is why it exists only under a cfg that no
+            /// dependency can switch on.
+            #[doc(hidden)]
             pub fn inspect_buffer(&self) -> (&[u8], usize) {
                 let (buf, served) = self.0.buffer();
                 (buf, served)

@@ -193,6 +193,21 @@ fn stream<R: Rng>(mut rng: R, len: usize) -> Vec<u8> {
     out
 }
 
+/// A generator's `inspect_buffer`: its buffer and the count of served bytes.
+type Inspect<R> = fn(&R) -> (&[u8], usize);
+
+/// `inspect_buffer` of a generator type where the build has introspection
+/// (`RATCHET_RNG_INSPECT=1`), else `None`.
+macro_rules! inspector {
+    ($ty:ty) => {{
+        #[cfg(ratchet_rng_inspect)]
+        let inspect: Option<Inspect<$ty>> = Some(<$ty>::inspect_buffer);
+        #[cfg(not(ratchet_rng_inspect))]
+        let inspect: Option<Inspect<$ty>> = None;
+        inspect
+    }};
+}
+
 /// The common part of the drop test for a generator with refills of `n` bytes:
 /// exercises the boxed generator, checks it against its twin's stream and that
 /// its buffer holds the unread rest before the drop (so the secret really was in
@@ -204,7 +219,7 @@ fn check_drop<R: Rng>(
     mut boxed: Box<R>,
     twin: R,
     n: usize,
-    inspect: fn(&R) -> (&[u8], usize),
+    inspect: Option<Inspect<R>>,
     key_secrets: impl FnOnce(usize, &[u8]) -> Secrets,
 ) {
     let served = exercise(&mut *boxed, n);
@@ -214,7 +229,9 @@ fn check_drop<R: Rng>(
     let expected = stream(twin, refills * n);
     assert_eq!(served, expected[..t], "{what}: served bytes are the stream");
     let unread = expected[t..].to_vec();
-    {
+    // Where the build can look inside (RATCHET_RNG_INSPECT=1): the buffer does
+    // hold the unread rest, so the secrets checked below were really there.
+    if let Some(inspect) = inspect {
         let (buf, pos) = inspect(&boxed);
         assert_eq!(pos, t % n, "{what}");
         assert_eq!(
@@ -325,7 +342,7 @@ fn chacha_generators_are_wiped_on_drop() {
         Box::new(ChaChaKeyErasureRng::from_seed(seed)),
         ChaChaKeyErasureRng::from_seed(seed),
         992,
-        ChaChaKeyErasureRng::inspect_buffer,
+        inspector!(ChaChaKeyErasureRng),
         |refills, stream| chacha_keys::<8>(seed, refills, stream),
     );
     check_drop(
@@ -333,7 +350,7 @@ fn chacha_generators_are_wiped_on_drop() {
         Box::new(ChaCha12KeyErasureRng::from_seed(seed)),
         ChaCha12KeyErasureRng::from_seed(seed),
         992,
-        ChaCha12KeyErasureRng::inspect_buffer,
+        inspector!(ChaCha12KeyErasureRng),
         |refills, stream| chacha_keys::<12>(seed, refills, stream),
     );
     check_drop(
@@ -341,7 +358,7 @@ fn chacha_generators_are_wiped_on_drop() {
         Box::new(ChaCha20KeyErasureRng::from_seed(seed)),
         ChaCha20KeyErasureRng::from_seed(seed),
         992,
-        ChaCha20KeyErasureRng::inspect_buffer,
+        inspector!(ChaCha20KeyErasureRng),
         |refills, stream| chacha_keys::<20>(seed, refills, stream),
     );
 }
@@ -354,7 +371,7 @@ fn aes_generator_is_wiped_on_drop() {
         Box::new(AesCtrPoolRng::from_seed(seed)),
         AesCtrPoolRng::from_seed(seed),
         4064,
-        AesCtrPoolRng::inspect_buffer,
+        inspector!(AesCtrPoolRng),
         |refills, stream| aes_keys(seed, refills, stream),
     );
 }
@@ -367,7 +384,7 @@ fn sponge_generators_are_wiped_on_drop() {
         Box::new(ShakeRng::from_seed(seed.into())),
         ShakeRng::from_seed(seed.into()),
         1088,
-        ShakeRng::inspect_buffer,
+        inspector!(ShakeRng),
         |refills, stream| sponge_states::<24>(&seed, refills, stream),
     );
     check_drop(
@@ -375,7 +392,7 @@ fn sponge_generators_are_wiped_on_drop() {
         Box::new(TurboShakeRng::from_seed(seed.into())),
         TurboShakeRng::from_seed(seed.into()),
         1088,
-        TurboShakeRng::inspect_buffer,
+        inspector!(TurboShakeRng),
         |refills, stream| sponge_states::<12>(&seed, refills, stream),
     );
 }
@@ -392,7 +409,7 @@ fn generators_on_every_backend_are_wiped_on_drop() {
             Box::new(ChaChaKeyErasureRng::from_seed_with_backend(seed, backend)),
             ChaChaKeyErasureRng::from_seed(seed),
             992,
-            ChaChaKeyErasureRng::inspect_buffer,
+            inspector!(ChaChaKeyErasureRng),
             |refills, stream| chacha_keys::<8>(seed, refills, stream),
         );
     }
@@ -403,7 +420,7 @@ fn generators_on_every_backend_are_wiped_on_drop() {
             Box::new(AesCtrPoolRng::from_seed_with_backend(seed, backend)),
             AesCtrPoolRng::from_seed(seed),
             4064,
-            AesCtrPoolRng::inspect_buffer,
+            inspector!(AesCtrPoolRng),
             |refills, stream| aes_keys(seed, refills, stream),
         );
     }
@@ -418,7 +435,7 @@ fn generators_on_every_backend_are_wiped_on_drop() {
             )),
             TurboShakeRng::from_seed(sponge_seed.into()),
             1088,
-            TurboShakeRng::inspect_buffer,
+            inspector!(TurboShakeRng),
             |refills, stream| sponge_states::<12>(&sponge_seed, refills, stream),
         );
     }
@@ -459,145 +476,171 @@ fn sponge_seed_is_wiped_on_drop() {
 // 2. Served bytes are wiped from the buffer at once
 // ---------------------------------------------------------------------------
 
-/// One call on a generator.
-#[derive(Clone, Copy, Debug)]
-enum Op {
-    Fill(usize),
-    U32,
-    U64,
-    /// Fill just enough to reach position `r` in a refill (`t % n == r`).
-    FillTo(usize),
-}
+/// The buffer inspection (`inspect_buffer`) exists only in builds with
+/// `RATCHET_RNG_INSPECT=1` (`cfg(ratchet_rng_inspect)`): introspection of secret
+/// state is not something a dependency can switch on.
+#[cfg(ratchet_rng_inspect)]
+mod wiping {
+    use super::*;
 
-/// Calls of every kind, landing on and straddling refill boundaries (`n` is the
-/// refill size).
-fn ops(n: usize) -> Vec<Op> {
-    use Op::*;
-    vec![
-        Fill(0),
-        Fill(1),
+    /// One call on a generator.
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Fill(usize),
         U32,
         U64,
-        Fill(0),
-        Fill(5),
-        FillTo(n - 3),
-        U64, // straddles a refill
-        FillTo(n - 2),
-        U32, // straddles a refill
-        FillTo(0),
-        U32, // starts a refill
-        FillTo(0),
-        Fill(n), // a whole refill, straight to the caller
-        U64,
-        Fill(n - 8), // ends exactly at the buffer's end
-        Fill(n + 1),
-        Fill(2 * n + 3), // whole refills plus a tail
-        FillTo(n - 1),
-        Fill(1),
-        Fill(1),
-        U64,
-        // Every length class of the buffer's short copy-and-wipe (1-3 bytes one
-        // at a time, then two overlapping 4/8/16/32-byte moves, then bulk).
-        Fill(2),
-        Fill(3),
-        Fill(4),
-        Fill(7),
-        Fill(8),
-        Fill(15),
-        Fill(16),
-        Fill(31),
-        Fill(32),
-        Fill(33),
-        Fill(63),
-        Fill(64),
-        Fill(65),
-        FillTo(n - 40),
-        Fill(64), // 40 buffered, the rest from a refill
-    ]
-}
-
-/// Runs [`ops`] on `rng`, checking after each call that the served bytes equal
-/// `stream` and that `inspect` shows the served part of the buffer zeroed and the
-/// rest equal to the next bytes of `stream`.
-fn check_wiping<R: Rng>(
-    what: &str,
-    rng: &mut R,
-    n: usize,
-    stream: &[u8],
-    inspect: fn(&R) -> (&[u8], usize),
-) {
-    let mut t = 0;
-    for (i, op) in ops(n).into_iter().enumerate() {
-        let got: Vec<u8> = match op {
-            Op::Fill(len) => {
-                let mut out = vec![0u8; len];
-                rng.fill_bytes(&mut out);
-                out
-            }
-            Op::FillTo(r) => {
-                let mut out = vec![0u8; (r + n - t % n) % n];
-                rng.fill_bytes(&mut out);
-                out
-            }
-            Op::U32 => rng.next_u32().to_le_bytes().to_vec(),
-            Op::U64 => rng.next_u64().to_le_bytes().to_vec(),
-        };
-        assert_eq!(got, stream[t..t + got.len()], "{what}: call {i} {op:?}");
-        t += got.len();
-        let (buf, pos) = inspect(rng);
-        assert_eq!(buf.len(), n, "{what}");
-        assert_eq!(pos % n, t % n, "{what}: call {i} {op:?}");
-        assert!(
-            buf[..pos].iter().all(|&b| b == 0),
-            "{what}: served bytes left in the buffer after call {i} {op:?}"
-        );
-        assert_eq!(
-            buf[pos..],
-            stream[t..t + (n - pos)],
-            "{what}: the unread bytes after call {i} {op:?}"
-        );
+        /// Fill just enough to reach position `r` in a refill (`t % n == r`).
+        FillTo(usize),
     }
-    assert!(t > 5 * n, "{what}: the calls crossed several refills");
-}
 
-/// Enough stream for [`ops`] (at most 13 refills) plus slack.
-fn ops_stream_len(n: usize) -> usize {
-    16 * n
+    /// Calls of every kind, landing on and straddling refill boundaries (`n` is the
+    /// refill size).
+    fn ops(n: usize) -> Vec<Op> {
+        use Op::*;
+        vec![
+            Fill(0),
+            Fill(1),
+            U32,
+            U64,
+            Fill(0),
+            Fill(5),
+            FillTo(n - 3),
+            U64, // straddles a refill
+            FillTo(n - 2),
+            U32, // straddles a refill
+            FillTo(0),
+            U32, // starts a refill
+            FillTo(0),
+            Fill(n), // a whole refill, straight to the caller
+            U64,
+            Fill(n - 8), // ends exactly at the buffer's end
+            Fill(n + 1),
+            Fill(2 * n + 3), // whole refills plus a tail
+            FillTo(n - 1),
+            Fill(1),
+            Fill(1),
+            U64,
+            // Every length class of the buffer's short copy-and-wipe (1-3 bytes one
+            // at a time, then two overlapping 4/8/16/32-byte moves, then bulk).
+            Fill(2),
+            Fill(3),
+            Fill(4),
+            Fill(7),
+            Fill(8),
+            Fill(15),
+            Fill(16),
+            Fill(31),
+            Fill(32),
+            Fill(33),
+            Fill(63),
+            Fill(64),
+            Fill(65),
+            FillTo(n - 40),
+            Fill(64), // 40 buffered, the rest from a refill
+        ]
+    }
+
+    /// Runs [`ops`] on `rng`, checking after each call that the served bytes equal
+    /// `stream` and that `inspect` shows the served part of the buffer zeroed and the
+    /// rest equal to the next bytes of `stream`.
+    fn check_wiping<R: Rng>(
+        what: &str,
+        rng: &mut R,
+        n: usize,
+        stream: &[u8],
+        inspect: fn(&R) -> (&[u8], usize),
+    ) {
+        let mut t = 0;
+        for (i, op) in ops(n).into_iter().enumerate() {
+            let got: Vec<u8> = match op {
+                Op::Fill(len) => {
+                    let mut out = vec![0u8; len];
+                    rng.fill_bytes(&mut out);
+                    out
+                }
+                Op::FillTo(r) => {
+                    let mut out = vec![0u8; (r + n - t % n) % n];
+                    rng.fill_bytes(&mut out);
+                    out
+                }
+                Op::U32 => rng.next_u32().to_le_bytes().to_vec(),
+                Op::U64 => rng.next_u64().to_le_bytes().to_vec(),
+            };
+            assert_eq!(got, stream[t..t + got.len()], "{what}: call {i} {op:?}");
+            t += got.len();
+            let (buf, pos) = inspect(rng);
+            assert_eq!(buf.len(), n, "{what}");
+            assert_eq!(pos % n, t % n, "{what}: call {i} {op:?}");
+            assert!(
+                buf[..pos].iter().all(|&b| b == 0),
+                "{what}: served bytes left in the buffer after call {i} {op:?}"
+            );
+            assert_eq!(
+                buf[pos..],
+                stream[t..t + (n - pos)],
+                "{what}: the unread bytes after call {i} {op:?}"
+            );
+        }
+        assert!(t > 5 * n, "{what}: the calls crossed several refills");
+    }
+
+    /// Enough stream for [`ops`] (at most 13 refills) plus slack.
+    fn ops_stream_len(n: usize) -> usize {
+        16 * n
+    }
+
+    pub(super) fn served_bytes_are_wiped_from_the_buffer() {
+        let seed: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(101) ^ 0x17);
+        let sponge_seed: [u8; 136] = core::array::from_fn(|i| (i as u8).wrapping_mul(7) ^ 0x71);
+
+        macro_rules! each_backend {
+            ($ty:ty, $handle:ty, $seed:expr, $n:expr) => {
+                let expected = stream(<$ty>::from_seed($seed.into()), ops_stream_len($n));
+                for backend in <$handle>::available() {
+                    let name = backend.name();
+                    let mut rng = <$ty>::from_seed_with_backend($seed.into(), backend);
+                    let what = format!("{} on {name}", stringify!($ty));
+                    check_wiping(&what, &mut rng, $n, &expected, <$ty>::inspect_buffer);
+                }
+            };
+        }
+        each_backend!(ChaChaKeyErasureRng, ChaCha, seed, 992);
+        each_backend!(ChaCha12KeyErasureRng, ChaCha, seed, 992);
+        each_backend!(ChaCha20KeyErasureRng, ChaCha, seed, 992);
+        each_backend!(AesCtrPoolRng, Aes256, seed, 4064);
+        each_backend!(ShakeRng, Keccak, sponge_seed, 1088);
+        each_backend!(TurboShakeRng, Keccak, sponge_seed, 1088);
+    }
+
+    /// A fresh generator has nothing buffered: the whole buffer reads as zeros.
+    pub(super) fn fresh_generators_buffer_nothing() {
+        let rng = AesCtrPoolRng::from_seed([7; 32]);
+        let (buf, pos) = rng.inspect_buffer();
+        assert_eq!(pos, buf.len());
+        assert!(buf.iter().all(|&b| b == 0));
+        let rng = TurboShakeRng::from_key(b"k");
+        let (buf, pos) = rng.inspect_buffer();
+        assert_eq!((pos, buf.len()), (1088, 1088));
+        assert!(buf.iter().all(|&b| b == 0));
+    }
 }
 
 #[test]
+#[cfg_attr(
+    not(ratchet_rng_inspect),
+    ignore = "needs RATCHET_RNG_INSPECT=1 (the buffer inspection; CI runs it)"
+)]
 fn served_bytes_are_wiped_from_the_buffer() {
-    let seed: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(101) ^ 0x17);
-    let sponge_seed: [u8; 136] = core::array::from_fn(|i| (i as u8).wrapping_mul(7) ^ 0x71);
-
-    macro_rules! each_backend {
-        ($ty:ty, $handle:ty, $seed:expr, $n:expr) => {
-            let expected = stream(<$ty>::from_seed($seed.into()), ops_stream_len($n));
-            for backend in <$handle>::available() {
-                let name = backend.name();
-                let mut rng = <$ty>::from_seed_with_backend($seed.into(), backend);
-                let what = format!("{} on {name}", stringify!($ty));
-                check_wiping(&what, &mut rng, $n, &expected, <$ty>::inspect_buffer);
-            }
-        };
-    }
-    each_backend!(ChaChaKeyErasureRng, ChaCha, seed, 992);
-    each_backend!(ChaCha12KeyErasureRng, ChaCha, seed, 992);
-    each_backend!(ChaCha20KeyErasureRng, ChaCha, seed, 992);
-    each_backend!(AesCtrPoolRng, Aes256, seed, 4064);
-    each_backend!(ShakeRng, Keccak, sponge_seed, 1088);
-    each_backend!(TurboShakeRng, Keccak, sponge_seed, 1088);
+    #[cfg(ratchet_rng_inspect)]
+    wiping::served_bytes_are_wiped_from_the_buffer();
 }
 
-/// A fresh generator has nothing buffered: the whole buffer reads as zeros.
 #[test]
+#[cfg_attr(
+    not(ratchet_rng_inspect),
+    ignore = "needs RATCHET_RNG_INSPECT=1 (the buffer inspection; CI runs it)"
+)]
 fn fresh_generators_buffer_nothing() {
-    let rng = AesCtrPoolRng::from_seed([7; 32]);
-    let (buf, pos) = rng.inspect_buffer();
-    assert_eq!(pos, buf.len());
-    assert!(buf.iter().all(|&b| b == 0));
-    let rng = TurboShakeRng::from_key(b"k");
-    let (buf, pos) = rng.inspect_buffer();
-    assert_eq!((pos, buf.len()), (1088, 1088));
-    assert!(buf.iter().all(|&b| b == 0));
+    #[cfg(ratchet_rng_inspect)]
+    wiping::fresh_generators_buffer_nothing();
 }

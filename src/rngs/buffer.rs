@@ -204,8 +204,8 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
     }
 
     /// The buffer's bytes and the position of the first unread one, for tests of
-    /// the wiping (unit tests, and the `hazmat` inspection hook).
-    #[cfg(any(test, feature = "hazmat"))]
+    /// the wiping (unit tests, and the `RATCHET_RNG_INSPECT` inspection hook).
+    #[cfg(any(test, ratchet_rng_inspect))]
     pub(crate) fn buffer(&self) -> (&[u8; N], usize) {
         (&self.buf, self.pos)
     }
