@@ -139,15 +139,3 @@ macro_rules! impl_generator {
     };
 }
 pub(crate) use impl_generator;
-
-#[cfg(test)]
-pub(crate) mod test_util {
-    /// Compiles only when `T` does not implement `Clone`: with a `Clone` impl the
-    /// call below becomes ambiguous between the two blanket impls.
-    pub(crate) trait NotClone<A> {
-        fn not_clone() {}
-    }
-    impl<T> NotClone<()> for T {}
-    pub(crate) struct IsClone;
-    impl<T: Clone> NotClone<IsClone> for T {}
-}

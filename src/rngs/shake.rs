@@ -252,24 +252,7 @@ sponge_generator! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rngs::test_util::NotClone;
     use rand_core::Rng;
-    use std::format;
-
-    #[test]
-    fn generators_are_not_clone() {
-        <ShakeRng as NotClone<_>>::not_clone();
-        <TurboShakeRng as NotClone<_>>::not_clone();
-    }
-
-    #[test]
-    fn debug_prints_no_state() {
-        let rng = ShakeRng::seed_from_u64(1);
-        assert_eq!(format!("{rng:?}"), "ShakeRng { .. }");
-        let rng = TurboShakeRng::seed_from_u64(1);
-        assert_eq!(format!("{rng:?}"), "TurboShakeRng { .. }");
-        assert_eq!(format!("{:?}", SpongeSeed::default()), "SpongeSeed { .. }");
-    }
 
     #[test]
     fn core_drop_zeroizes_state() {
