@@ -42,12 +42,14 @@ use crate::{
 /// `RngCore`, `CryptoRng` and `SeedableRng` of an older `rand_core` (`$core`,
 /// behind feature `$feature`) for each generator, forwarding to the `rand_core`
 /// 0.10 impl. `{ $extra }`: the `RngCore` methods only that version has.
+/// `@rng_core` alone: `RngCore` and `CryptoRng` (for `ThreadRng`).
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
 macro_rules! impl_older_rand_core {
     ($core:ident, $feature:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
-        impl_older_rand_core!(@one $core, $feature, $extra, $name);
+        impl_older_rand_core!(@rng_core $core, $feature, $extra, $name);
+        impl_older_rand_core!(@seedable $core, $feature, $name);
     )*};
-    (@one $core:ident, $feature:literal, { $($extra:item)* }, $name:ty) => {
+    (@rng_core $core:ident, $feature:literal, { $($extra:item)* }, $name:ty) => {
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
         impl $core::RngCore for $name {
             #[inline]
@@ -70,7 +72,8 @@ macro_rules! impl_older_rand_core {
 
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
         impl $core::CryptoRng for $name {}
-
+    };
+    (@seedable $core:ident, $feature:literal, $name:ty) => {
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
         impl $core::SeedableRng for $name {
             type Seed = <$name as rand_core::SeedableRng>::Seed;
@@ -153,58 +156,25 @@ mod thread {
         }
     }
 
+    // Forwarding to the 0.10 impl as the generators do, except 0.6's fallible
+    // fill, which reports a seeding failure.
     #[cfg(feature = "rand_core_06")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-    impl core06::RngCore for ThreadRng {
-        #[inline]
-        fn next_u32(&mut self) -> u32 {
-            crate::u32()
-        }
-
-        #[inline]
-        fn next_u64(&mut self) -> u64 {
-            crate::u64()
-        }
-
-        #[inline]
-        fn fill_bytes(&mut self, dest: &mut [u8]) {
-            crate::fill(dest);
-        }
-
-        /// Returns the OS error if this thread's generator cannot be seeded
-        /// (where the other methods panic).
-        #[inline]
-        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
-            crate::try_fill(dest).map_err(error_06)
-        }
-    }
-
-    #[cfg(feature = "rand_core_06")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-    impl core06::CryptoRng for ThreadRng {}
+    impl_older_rand_core!(
+        @rng_core core06,
+        "rand_core_06",
+        {
+            /// Returns the OS error if this thread's generator cannot be seeded
+            /// (where the other methods panic).
+            #[inline]
+            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
+                crate::try_fill(dest).map_err(error_06)
+            }
+        },
+        ThreadRng
+    );
 
     #[cfg(feature = "rand_core_09")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-    impl core09::RngCore for ThreadRng {
-        #[inline]
-        fn next_u32(&mut self) -> u32 {
-            crate::u32()
-        }
-
-        #[inline]
-        fn next_u64(&mut self) -> u64 {
-            crate::u64()
-        }
-
-        #[inline]
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            crate::fill(dst);
-        }
-    }
-
-    #[cfg(feature = "rand_core_09")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-    impl core09::CryptoRng for ThreadRng {}
+    impl_older_rand_core!(@rng_core core09, "rand_core_09", {}, ThreadRng);
 
     #[cfg(all(test, feature = "rand_core_06"))]
     mod tests {
