@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test crate uses a different subset
 
 pub mod compat;
+pub mod oracle;
 pub mod stream_split;
 
 /// Decodes lower- or upper-case hex; panics on malformed input (test data only).
