@@ -263,13 +263,18 @@ macro_rules! compat_tests {
             fn drives_this_rand() {
                 let mut rng = ratchet_rng::rng();
                 assert_crypto(&mut rng);
+                // `sample` covers the line's `gen_range` / `random_range`.
                 let samples = sample(&mut rng);
                 assert!(samples.uniform_u32.iter().all(|roll| (1..=6).contains(roll)));
                 assert!(samples.uniform_f64.iter().all(|x| (-1.0..1.0).contains(x)));
                 assert!((-1_000_000_000_000..1_000_000_000_000).contains(&samples.range_i64));
-                let mut deck = samples.shuffled;
+                let mut sorted = samples.shuffled;
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+                let mut deck: Vec<u32> = (0..52).collect();
+                deck.shuffle(&mut rng);
                 deck.sort_unstable();
-                assert_eq!(deck, (0..10).collect::<Vec<_>>());
+                assert_eq!(deck, (0..52).collect::<Vec<_>>());
                 let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
                 rng.fill_bytes(&mut a);
                 try_fill(&mut rng, &mut b);
