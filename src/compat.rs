@@ -39,13 +39,19 @@ use crate::{
     TurboShakeRng,
 };
 
-/// `rand_core` 0.6 `RngCore`, `CryptoRng` and `SeedableRng` for generators, each
-/// forwarding to the `rand_core` 0.10 impl.
-#[cfg(feature = "rand_core_06")]
-macro_rules! impl_rand_core_06 {
-    ($($name:ty),* $(,)?) => {$(
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl core06::RngCore for $name {
+/// `RngCore`, `CryptoRng` and `SeedableRng` of an older `rand_core` (`$core`,
+/// behind feature `$feature`) for each generator, forwarding to the `rand_core`
+/// 0.10 impl. `{ $extra }`: the `RngCore` methods only that version has.
+/// `@rng_core` alone: `RngCore` and `CryptoRng` (for `ThreadRng`).
+#[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
+macro_rules! impl_older_rand_core {
+    ($core:ident, $feature:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
+        impl_older_rand_core!(@rng_core $core, $feature, $extra, $name);
+        impl_older_rand_core!(@seedable $core, $feature, $name);
+    )*};
+    (@rng_core $core:ident, $feature:literal, { $($extra:item)* }, $name:ty) => {
+        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        impl $core::RngCore for $name {
             #[inline]
             fn next_u32(&mut self) -> u32 {
                 rand_core::Rng::next_u32(self)
@@ -61,19 +67,15 @@ macro_rules! impl_rand_core_06 {
                 rand_core::Rng::fill_bytes(self, dest);
             }
 
-            /// Never fails.
-            #[inline]
-            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
-                rand_core::Rng::fill_bytes(self, dest);
-                Ok(())
-            }
+            $($extra)*
         }
 
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl core06::CryptoRng for $name {}
-
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-        impl core06::SeedableRng for $name {
+        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        impl $core::CryptoRng for $name {}
+    };
+    (@seedable $core:ident, $feature:literal, $name:ty) => {
+        #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        impl $core::SeedableRng for $name {
             type Seed = <$name as rand_core::SeedableRng>::Seed;
 
             #[inline]
@@ -87,56 +89,23 @@ macro_rules! impl_rand_core_06 {
                 <$name as rand_core::SeedableRng>::seed_from_u64(state)
             }
         }
-    )*};
+    };
 }
 
-/// `rand_core` 0.9 `RngCore`, `CryptoRng` and `SeedableRng` for generators, each
-/// forwarding to the `rand_core` 0.10 impl. (`TryRngCore` and `TryCryptoRng`
-/// follow from `rand_core` 0.9's blanket impls.)
-#[cfg(feature = "rand_core_09")]
-macro_rules! impl_rand_core_09 {
-    ($($name:ty),* $(,)?) => {$(
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl core09::RngCore for $name {
-            #[inline]
-            fn next_u32(&mut self) -> u32 {
-                rand_core::Rng::next_u32(self)
-            }
-
-            #[inline]
-            fn next_u64(&mut self) -> u64 {
-                rand_core::Rng::next_u64(self)
-            }
-
-            #[inline]
-            fn fill_bytes(&mut self, dst: &mut [u8]) {
-                rand_core::Rng::fill_bytes(self, dst);
-            }
-        }
-
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl core09::CryptoRng for $name {}
-
-        #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-        impl core09::SeedableRng for $name {
-            type Seed = <$name as rand_core::SeedableRng>::Seed;
-
-            #[inline]
-            fn from_seed(seed: Self::Seed) -> Self {
-                <$name as rand_core::SeedableRng>::from_seed(seed)
-            }
-
-            /// The same stream as the `rand_core` 0.10 `seed_from_u64`. Not a
-            /// cryptographic key: 64 bits only.
-            fn seed_from_u64(state: u64) -> Self {
-                <$name as rand_core::SeedableRng>::seed_from_u64(state)
-            }
-        }
-    )*};
-}
-
+// 0.6's `RngCore` also has the fallible fill (0.9 moved it to `TryRngCore`,
+// which its blanket impls give every `RngCore`, as they give `TryCryptoRng`).
 #[cfg(feature = "rand_core_06")]
-impl_rand_core_06!(
+impl_older_rand_core!(
+    core06,
+    "rand_core_06",
+    {
+        /// Never fails.
+        #[inline]
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
+            rand_core::Rng::fill_bytes(self, dest);
+            Ok(())
+        }
+    },
     ShakeRng,
     TurboShakeRng,
     ChaChaKeyErasureRng,
@@ -146,7 +115,10 @@ impl_rand_core_06!(
 );
 
 #[cfg(feature = "rand_core_09")]
-impl_rand_core_09!(
+impl_older_rand_core!(
+    core09,
+    "rand_core_09",
+    {},
     ShakeRng,
     TurboShakeRng,
     ChaChaKeyErasureRng,
@@ -184,58 +156,25 @@ mod thread {
         }
     }
 
+    // Forwarding to the 0.10 impl as the generators do, except 0.6's fallible
+    // fill, which reports a seeding failure.
     #[cfg(feature = "rand_core_06")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-    impl core06::RngCore for ThreadRng {
-        #[inline]
-        fn next_u32(&mut self) -> u32 {
-            crate::u32()
-        }
-
-        #[inline]
-        fn next_u64(&mut self) -> u64 {
-            crate::u64()
-        }
-
-        #[inline]
-        fn fill_bytes(&mut self, dest: &mut [u8]) {
-            crate::fill(dest);
-        }
-
-        /// Returns the OS error if this thread's generator cannot be seeded
-        /// (where the other methods panic).
-        #[inline]
-        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
-            crate::try_fill(dest).map_err(error_06)
-        }
-    }
-
-    #[cfg(feature = "rand_core_06")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_06")))]
-    impl core06::CryptoRng for ThreadRng {}
+    impl_older_rand_core!(
+        @rng_core core06,
+        "rand_core_06",
+        {
+            /// Returns the OS error if this thread's generator cannot be seeded
+            /// (where the other methods panic).
+            #[inline]
+            fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
+                crate::try_fill(dest).map_err(error_06)
+            }
+        },
+        ThreadRng
+    );
 
     #[cfg(feature = "rand_core_09")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-    impl core09::RngCore for ThreadRng {
-        #[inline]
-        fn next_u32(&mut self) -> u32 {
-            crate::u32()
-        }
-
-        #[inline]
-        fn next_u64(&mut self) -> u64 {
-            crate::u64()
-        }
-
-        #[inline]
-        fn fill_bytes(&mut self, dst: &mut [u8]) {
-            crate::fill(dst);
-        }
-    }
-
-    #[cfg(feature = "rand_core_09")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "rand_core_09")))]
-    impl core09::CryptoRng for ThreadRng {}
+    impl_older_rand_core!(@rng_core core09, "rand_core_09", {}, ThreadRng);
 
     #[cfg(all(test, feature = "rand_core_06"))]
     mod tests {

@@ -1,8 +1,10 @@
 //! Fuzz inputs kept as named regression tests (see `fuzz/README.md`).
 //!
 //! Each test feeds one fuzzer input, byte for byte, through the same property as
-//! its target in `fuzz/fuzz_targets/` (the checks are mirrored here on the public
-//! API, so they run in `cargo test` on every CI configuration, qemu included). A
+//! its target in `fuzz/fuzz_targets/`, so it runs in `cargo test` on every CI
+//! configuration, qemu included. Where a target's property needs nothing but the
+//! crate, it is one function in `tests/common/` that the target includes by path
+//! (`stream_split`); otherwise the check is mirrored here on the public API. A
 //! crash found by the fuzzer becomes a test here named after the bug, whose doc
 //! comment says what went wrong and which commit fixed it; the fix lands together
 //! with the test.
@@ -11,68 +13,9 @@
 //! inputs written by hand to reach the boundaries the targets are about, kept so
 //! that those paths run on every configuration even without the fuzzer.
 
-use ratchet_rng::rand_core::Rng;
-use ratchet_rng::{
-    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
-    TurboShakeRng,
-};
+mod common;
 
-/// The `stream_split` target's property on one input: byte 0 picks the generator,
-/// byte 1 the key length, then the key, then two-byte operations (`op & 3`: 0, 1
-/// fill `(op >> 2) * 151 + arg` bytes, 2 `next_u32`, 3 `next_u64`). The reads
-/// must equal slices of one long `fill_bytes` from a second generator.
-fn stream_split(data: &[u8]) {
-    fn check<R: Rng>(mut under_test: R, mut reference: R, ops: &[u8]) {
-        let mut got = Vec::new();
-        for op in ops.chunks_exact(2) {
-            let (code, arg) = (op[0], usize::from(op[1]));
-            match code & 3 {
-                0 | 1 => {
-                    let mut buf = vec![0u8; usize::from(code >> 2) * 151 + arg];
-                    under_test.fill_bytes(&mut buf);
-                    got.extend_from_slice(&buf);
-                }
-                2 => got.extend_from_slice(&under_test.next_u32().to_le_bytes()),
-                _ => got.extend_from_slice(&under_test.next_u64().to_le_bytes()),
-            }
-        }
-        let mut want = vec![0u8; got.len()];
-        reference.fill_bytes(&mut want);
-        assert_eq!(got, want, "split reads differ from one long fill");
-    }
-    let [which, key_len, rest @ ..] = data else {
-        return;
-    };
-    let (key, ops) = rest.split_at(usize::from(*key_len).min(rest.len()));
-    match which % 6 {
-        0 => check(
-            TurboShakeRng::from_key(key),
-            TurboShakeRng::from_key(key),
-            ops,
-        ),
-        1 => check(ShakeRng::from_key(key), ShakeRng::from_key(key), ops),
-        2 => check(
-            ChaChaKeyErasureRng::from_key(key),
-            ChaChaKeyErasureRng::from_key(key),
-            ops,
-        ),
-        3 => check(
-            ChaCha12KeyErasureRng::from_key(key),
-            ChaCha12KeyErasureRng::from_key(key),
-            ops,
-        ),
-        4 => check(
-            ChaCha20KeyErasureRng::from_key(key),
-            ChaCha20KeyErasureRng::from_key(key),
-            ops,
-        ),
-        _ => check(
-            AesCtrPoolRng::from_key(key),
-            AesCtrPoolRng::from_key(key),
-            ops,
-        ),
-    }
-}
+use common::stream_split::stream_split;
 
 /// Corpus seed for `stream_split`, one per generator: a 3-byte key, then a
 /// `next_u32` that leaves the buffer unaligned, a fill of `7 * 151 + 63 = 1120`

@@ -4,37 +4,10 @@
 
 mod common;
 
+use common::oracle::{shake256 as oracle_shake, turboshake256 as oracle_turbo};
 use common::proptest_config;
 use proptest::prelude::*;
 use ratchet_rng::xof::{Shake256, TurboShake256, shake256, turboshake256};
-use shake::{ExtendableOutput, Update, XofReader};
-
-fn oracle_shake(msg: &[u8], len: usize) -> Vec<u8> {
-    let mut h = shake::Shake256::default();
-    h.update(msg);
-    let mut out = vec![0u8; len];
-    h.finalize_xof().read(&mut out);
-    out
-}
-
-/// TurboSHAKE256 from the oracle for one of the domain bytes it is instantiated
-/// with here (its domain byte is a const generic).
-fn oracle_turbo(msg: &[u8], domain: u8, len: usize) -> Vec<u8> {
-    fn run<const D: u8>(msg: &[u8], len: usize) -> Vec<u8> {
-        let mut h = turboshake::CTurboShake256::<D>::default();
-        h.update(msg);
-        let mut out = vec![0u8; len];
-        h.finalize_xof().read(&mut out);
-        out
-    }
-    match domain {
-        0x01 => run::<0x01>(msg, len),
-        0x06 => run::<0x06>(msg, len),
-        0x1F => run::<0x1F>(msg, len),
-        0x7F => run::<0x7F>(msg, len),
-        _ => unreachable!("domain not instantiated"),
-    }
-}
 
 /// Cuts `len` into consecutive pieces at the given (unsorted) cut points.
 fn pieces(len: usize, cuts: &[usize]) -> Vec<std::ops::Range<usize>> {

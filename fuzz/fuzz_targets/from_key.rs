@@ -19,7 +19,10 @@ use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
     SpongeSeed, TurboShakeRng,
 };
-use shake::{ExtendableOutput, Update, XofReader};
+
+#[path = "../../tests/common/oracle.rs"]
+mod oracle;
+use oracle::{shake256, turboshake256};
 
 /// Output bytes of the sponge generators before the first ratchet.
 const FIRST_PERIOD_BYTES: usize = 1088;
@@ -32,33 +35,15 @@ fn read<R: Rng>(mut rng: R, len: usize) -> Vec<u8> {
     out
 }
 
-/// The oracle's first `len` bytes of SHAKE256(key).
-fn shake256(key: &[u8], len: usize) -> Vec<u8> {
-    let mut xof = shake::Shake256::default();
-    xof.update(key);
-    let mut out = vec![0u8; len];
-    xof.finalize_xof().read(&mut out);
-    out
-}
-
-/// The oracle's first `len` bytes of TurboSHAKE256(key, domain), for the domain
-/// bytes used here (the oracle takes its domain byte as a const generic).
-fn turboshake256(key: &[u8], domain: u8, len: usize) -> Vec<u8> {
-    fn run<const D: u8>(key: &[u8], len: usize) -> Vec<u8> {
-        let mut xof = turboshake::CTurboShake256::<D>::default();
-        xof.update(key);
-        let mut out = vec![0u8; len];
-        xof.finalize_xof().read(&mut out);
-        out
-    }
-    match domain {
-        0x1F => run::<0x1F>(key, len),
-        0x08 => run::<0x08>(key, len),
-        0x0C => run::<0x0C>(key, len),
-        0x14 => run::<0x14>(key, len),
-        0x41 => run::<0x41>(key, len),
-        _ => unreachable!("not one of the generators' domain bytes"),
-    }
+/// The first `len` bytes of `from_key(key)`, checked to be the same twice.
+fn read_from_key<R: Rng>(from_key: fn(&[u8]) -> R, key: &[u8], len: usize) -> Vec<u8> {
+    let got = read(from_key(key), len);
+    assert_eq!(
+        got,
+        read(from_key(key), len),
+        "from_key is not deterministic"
+    );
+    got
 }
 
 /// A 32-byte-key generator: deterministic, and `from_seed` of the derived seed.
@@ -68,12 +53,7 @@ fn check_derived<R: Rng + SeedableRng<Seed = [u8; 32]>>(
     key: &[u8],
     len: usize,
 ) {
-    let got = read(from_key(key), len);
-    assert_eq!(
-        got,
-        read(from_key(key), len),
-        "from_key is not deterministic"
-    );
+    let got = read_from_key(from_key, key, len);
     let seed: [u8; 32] = turboshake256(key, domain, 32).try_into().unwrap();
     assert_eq!(
         got,
@@ -90,12 +70,7 @@ fn check_sponge<R: Rng + SeedableRng<Seed = SpongeSeed>>(
     key: &[u8],
     len: usize,
 ) {
-    let got = read(from_key(key), len);
-    assert_eq!(
-        got,
-        read(from_key(key), len),
-        "from_key is not deterministic"
-    );
+    let got = read_from_key(from_key, key, len);
     let first = len.min(FIRST_PERIOD_BYTES);
     assert_eq!(
         got[..first],

@@ -3,73 +3,13 @@
 //! of one long `fill_bytes` from a second generator with the same key, and
 //! `from_key` must be deterministic (it never panics, whatever the bytes).
 //!
-//! Input layout: byte 0 selects the generator (mod 6: TurboShakeRng, ShakeRng,
-//! ChaChaKeyErasureRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng,
-//! AesCtrPoolRng), byte 1 is the key length `k`, then `k` key bytes, then the
-//! operations, two bytes each: `op & 3` selects `fill_bytes` (0, 1), `next_u32`
-//! (2) or `next_u64` (3), and for fills `len = (op >> 2) * 151 + arg` (up to
-//! ~9.7 KiB, crossing rate, refill and pool boundaries).
+//! The property and the input layout are in `tests/common/stream_split.rs`,
+//! shared with the regression tests in `tests/fuzz_regressions.rs`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ratchet_rng::rand_core::Rng;
-use ratchet_rng::{
-    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
-    TurboShakeRng,
-};
 
-fn check<R: Rng>(mut under_test: R, mut reference: R, ops: &[u8]) {
-    let mut got = Vec::new();
-    for op in ops.chunks_exact(2) {
-        let (code, arg) = (op[0], usize::from(op[1]));
-        match code & 3 {
-            0 | 1 => {
-                let len = usize::from(code >> 2) * 151 + arg;
-                let mut buf = vec![0u8; len];
-                under_test.fill_bytes(&mut buf);
-                got.extend_from_slice(&buf);
-            }
-            2 => got.extend_from_slice(&under_test.next_u32().to_le_bytes()),
-            _ => got.extend_from_slice(&under_test.next_u64().to_le_bytes()),
-        }
-    }
-    let mut want = vec![0u8; got.len()];
-    reference.fill_bytes(&mut want);
-    assert_eq!(got, want, "split reads differ from one long fill");
-}
+#[path = "../../tests/common/stream_split.rs"]
+mod stream_split;
 
-fuzz_target!(|data: &[u8]| {
-    let [which, key_len, rest @ ..] = data else {
-        return;
-    };
-    let key_len = usize::from(*key_len).min(rest.len());
-    let (key, ops) = rest.split_at(key_len);
-    match which % 6 {
-        0 => check(
-            TurboShakeRng::from_key(key),
-            TurboShakeRng::from_key(key),
-            ops,
-        ),
-        1 => check(ShakeRng::from_key(key), ShakeRng::from_key(key), ops),
-        2 => check(
-            ChaChaKeyErasureRng::from_key(key),
-            ChaChaKeyErasureRng::from_key(key),
-            ops,
-        ),
-        3 => check(
-            ChaCha12KeyErasureRng::from_key(key),
-            ChaCha12KeyErasureRng::from_key(key),
-            ops,
-        ),
-        4 => check(
-            ChaCha20KeyErasureRng::from_key(key),
-            ChaCha20KeyErasureRng::from_key(key),
-            ops,
-        ),
-        _ => check(
-            AesCtrPoolRng::from_key(key),
-            AesCtrPoolRng::from_key(key),
-            ops,
-        ),
-    }
-});
+fuzz_target!(|data: &[u8]| stream_split::stream_split(data));
