@@ -140,7 +140,10 @@ fn generator<B: Copy + core::fmt::Display, R: Rng>(
     };
     let want = read(make(soft));
     for backend in available {
-        assert!(read(make(backend)) == want, "generator on {backend} differs from soft");
+        assert!(
+            read(make(backend)) == want,
+            "generator on {backend} differs from soft"
+        );
     }
 }
 
