@@ -457,6 +457,10 @@ fn alloc_state(_: Protection) -> Option<(*mut State, bool, bool)> {
 }
 
 /// The length of a state's allocation: whole pages on unix.
+#[cfg_attr(
+    not(unix),
+    allow(dead_code, reason = "used by the unix paths and the state report only")
+)]
 fn state_bytes() -> usize {
     #[cfg(unix)]
     {
@@ -493,6 +497,20 @@ unsafe fn free_state(state: *mut State) {
         // SAFETY: the box `alloc_state` leaked; the generator is already dropped
         // and `MaybeUninit` drops nothing.
         drop(unsafe { std::boxed::Box::from_raw(state.cast::<MaybeUninit<State>>()) });
+    }
+}
+
+/// This process's id on unix, where a fork gives the child a new one; 0 elsewhere,
+/// where no process forks ([`Protection::NoFork`]) and `std::process::id()` may
+/// not exist: it panics on WASI and on `wasm32-unknown-unknown`.
+fn process_id() -> u32 {
+    #[cfg(unix)]
+    {
+        std::process::id()
+    }
+    #[cfg(not(unix))]
+    {
+        0
     }
 }
 
@@ -544,7 +562,7 @@ fn create_state() -> Option<Result<*mut State, OsError>> {
             wipes,
             no_dump,
             epoch,
-            pid: std::process::id(),
+            pid: process_id(),
             generator: MaybeUninit::new(generator),
         });
     }
@@ -570,7 +588,7 @@ impl State {
         let pid = if self.fast && !force && !wiped {
             self.pid
         } else {
-            std::process::id()
+            process_id()
         };
         let forked = wiped || self.epoch != epoch() || self.pid != pid;
         if !(forked || force) {

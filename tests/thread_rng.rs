@@ -9,6 +9,10 @@ use rand::{Rng, RngExt};
 use ratchet_rng::{RESEED_BYTES, ThreadRng};
 
 #[test]
+#[cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics")),
+    ignore = "spawns threads: none on this target"
+)]
 fn sixty_four_threads_give_no_duplicate_u64() {
     const THREADS: usize = 64;
     const PER_THREAD: usize = 10_000;
@@ -114,6 +118,10 @@ thread_local! {
 }
 
 #[test]
+#[cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics")),
+    ignore = "spawns threads: none on this target"
+)]
 fn usable_during_and_after_thread_local_destruction() {
     let threads: Vec<_> = (0..8)
         .map(|_| {

@@ -1,0 +1,2 @@
+//! Empty: the checks are in `tests/` (see Cargo.toml).
+#![no_std]
