@@ -32,6 +32,7 @@ pub use rngs::aes_ctr_pool::AesCtrPoolRng;
 pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
+pub use rngs::saved::{RestoreError, SAVED_STATE_MAX_BYTES, SavedState};
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
 pub use seed_tree::{SeedTree, SeedTreeRng};
 #[cfg(all(ratchet_rng_bench, feature = "thread_rng"))]
