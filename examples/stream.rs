@@ -6,22 +6,23 @@
 //! cargo run --release --example stream -- turboshake | RNG_test stdin   # PractRand
 //! ```
 //!
-//! `stream GEN [--bytes N] [--seed HEX | --key HEX] [--report]`; `stream --help`
+//! `stream GEN [--bytes N] [--seed HEX | --key HEX [--path P]] [--report]`; `stream --help`
 //! prints the details. The argument parser is plain functions, unit-tested at the bottom
 //! (`cargo test --all-features --example stream`).
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use rand::Rng;
 use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
-    SPONGE_SEED_BYTES, ShakeRng, TurboShakeRng,
+    SPONGE_SEED_BYTES, SeedTree, ShakeRng, TurboShakeRng,
 };
-use ratchet_rng::{SpongeSeed, rand_core::SeedableRng};
+use ratchet_rng::{SeedTreeRng, SpongeSeed, rand_core::SeedableRng};
 
 const USAGE: &str = "\
-usage: stream GEN [--bytes N] [--seed HEX | --key HEX] [--report]
+usage: stream GEN [--bytes N] [--seed HEX | --key HEX [--path P]] [--report]
 
 Writes GEN's raw output to stdout: unbounded unless --bytes is given, and quietly
 with exit status 0 when the reader closes the pipe (e.g. `| head -c 1M`).
@@ -43,14 +44,21 @@ Options:
               (two digits per byte, in order), e.g. 64 zeros for chacha8. The
               stream is the one pinned in tests/data/golden_streams.txt.
   --key HEX   GEN::from_key(key): key material of any length (even empty).
+  --path P    with --key: the stream of GEN at the SeedTree node P under the root
+              SeedTree::new(key) (docs/DERIVATION.md), e.g. 7/3 for
+              root.child(7).child(3), 7/label:east for root.child(7)
+              .child_label(b\"east\"). P is `/`-separated steps: a decimal index
+              (0 to 2^64-1) or `label:` followed by the label's bytes (no `/`;
+              may be empty). An empty P is the root itself.
   --report    when done, print `stream: wrote N bytes` on stderr (N counts what
               the reader accepted, including what it had not read yet when it
               closed the pipe: up to the pipe's buffer, 64 KiB on Linux).
   -h, --help  print this help.
 Without --seed or --key the generator is seeded from the OS (from_os_rng).
 
-Errors (unknown GEN or option, bad or wrong-length HEX, bad N, --seed or --key
-with thread) print a message and exit with status 2.
+Errors (unknown GEN or option, bad or wrong-length HEX, bad N, a bad P or --path
+without --key, --seed or --key with thread, an argument that is not UTF-8) print a
+message and exit with status 2.
 ";
 
 /// The generators `stream` can write.
@@ -97,6 +105,63 @@ enum Seeding {
     Os,
     Seed(Vec<u8>),
     Key(Vec<u8>),
+    /// `--key` with `--path`: the root key and the path from the root.
+    Tree(Vec<u8>, Vec<Step>),
+}
+
+/// One step of a `--path`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Step {
+    Index(u64),
+    Label(Vec<u8>),
+}
+
+/// Parses a `--path`: `/`-separated decimal indices and `label:` labels; the
+/// empty path is the root.
+fn parse_path(text: &str) -> Result<Vec<Step>, String> {
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split('/')
+        .map(|part| {
+            if let Some(label) = part.strip_prefix("label:") {
+                return Ok(Step::Label(label.as_bytes().to_vec()));
+            }
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!(
+                    "bad path step {part:?} in {text:?}: a decimal index or label:NAME"
+                ));
+            }
+            part.parse()
+                .map(Step::Index)
+                .map_err(|_| format!("path index {part:?} does not fit in 64 bits"))
+        })
+        .collect()
+}
+
+/// The SeedTree node of `key` and `path`.
+fn tree_node(key: &[u8], path: &[Step]) -> SeedTree {
+    path.iter()
+        .fold(SeedTree::new(key), |node, step| match step {
+            Step::Index(i) => node.child(*i),
+            Step::Label(label) => node.child_label(label),
+        })
+}
+
+/// The arguments as UTF-8 strings, or which one is not.
+fn utf8_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<Vec<String>, String> {
+    args.into_iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|arg| {
+                format!(
+                    "argument {} is not valid UTF-8: {:?}",
+                    i + 1,
+                    arg.to_string_lossy()
+                )
+            })
+        })
+        .collect()
 }
 
 /// A parsed command line.
@@ -171,6 +236,7 @@ where
     let mut bytes = None;
     let mut seeding = Seeding::Os;
     let mut report = false;
+    let mut path = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.as_ref();
@@ -187,6 +253,12 @@ where
                     return Err("--bytes given twice".into());
                 }
                 bytes = Some(parse_size(&value(arg)?)?);
+            }
+            "--path" => {
+                if path.is_some() {
+                    return Err("--path given twice".into());
+                }
+                path = Some(parse_path(&value(arg)?)?);
             }
             "--seed" | "--key" => {
                 if seeding != Seeding::Os {
@@ -213,9 +285,17 @@ where
         }
     }
     let generator = generator.ok_or("no generator given")?;
+    if let Some(path) = path {
+        seeding = match seeding {
+            Seeding::Key(key) => Seeding::Tree(key, path),
+            _ => return Err("--path needs --key (the root key of the SeedTree)".into()),
+        };
+    }
     match (&seeding, generator.seed_bytes()) {
         (Seeding::Os, _) => {}
-        (_, None) => return Err("thread is seeded from the OS: no --seed or --key".into()),
+        (_, None) => {
+            return Err("thread is seeded from the OS: no --seed, --key or --path".into());
+        }
         (Seeding::Seed(seed), Some(want)) if seed.len() != want => {
             return Err(format!(
                 "--seed is {} bytes; this generator's seed is {want} bytes ({} hex digits)",
@@ -236,7 +316,7 @@ where
 /// A seeded generator behind one `fill` function.
 type Source = Box<dyn FnMut(&mut [u8])>;
 
-fn seeded<R: Rng + 'static>(
+fn seeded<R: Rng + SeedTreeRng + 'static>(
     seeding: &Seeding,
     from_os_rng: fn() -> R,
     from_key: fn(&[u8]) -> R,
@@ -246,6 +326,7 @@ fn seeded<R: Rng + 'static>(
         Seeding::Os => from_os_rng(),
         Seeding::Seed(seed) => from_seed_bytes(seed),
         Seeding::Key(key) => from_key(key),
+        Seeding::Tree(key, path) => tree_node(key, path).rng::<R>(),
     };
     Box::new(move |buf| rng.fill_bytes(buf))
 }
@@ -350,7 +431,7 @@ fn write_stream(options: &Options, out: &mut dyn Write) -> io::Result<u64> {
 }
 
 fn main() -> ExitCode {
-    let options = match parse_args(std::env::args().skip(1)) {
+    let options = match utf8_args(std::env::args_os().skip(1)).and_then(parse_args) {
         Ok(Command::Help) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -488,6 +569,109 @@ mod tests {
         }
         assert_eq!(Generator::TurboShake.seed_bytes(), Some(136));
         assert_eq!(Generator::Aes.seed_bytes(), Some(32));
+    }
+
+    #[test]
+    fn paths() {
+        assert_eq!(parse_path(""), Ok(vec![]));
+        assert_eq!(parse_path("7/3"), Ok(vec![Step::Index(7), Step::Index(3)]));
+        assert_eq!(
+            parse_path("7/label:east"),
+            Ok(vec![Step::Index(7), Step::Label(b"east".to_vec())])
+        );
+        assert_eq!(
+            parse_path("label:/18446744073709551615"),
+            Ok(vec![Step::Label(vec![]), Step::Index(u64::MAX)])
+        );
+        for bad in [
+            "/",
+            "7/",
+            "/7",
+            "7//3",
+            "-1",
+            "+1",
+            "7a",
+            "0x10",
+            "label",
+            "Label:x",
+            "18446744073709551616",
+            " 7",
+            "7 ",
+            "é",
+        ] {
+            assert!(parse_path(bad).is_err(), "{bad:?} accepted");
+        }
+        assert_eq!(
+            stream("chacha8 --key 6b --path 7/label:east")
+                .unwrap()
+                .seeding,
+            Seeding::Tree(
+                vec![0x6b],
+                vec![Step::Index(7), Step::Label(b"east".to_vec())]
+            )
+        );
+        assert_eq!(
+            stream("--path 1 aes --key 00").unwrap().seeding,
+            Seeding::Tree(vec![0], vec![Step::Index(1)])
+        );
+        for bad in [
+            "chacha8 --path 7",
+            "chacha8 --path 7 --seed 00",
+            "chacha8 --key 00 --path 7 --path 7",
+            "chacha8 --key 00 --path",
+            "chacha8 --key 00 --path x",
+            "thread --key 00 --path 7",
+            "thread --path 7",
+        ] {
+            assert!(stream(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    /// `--key K --path P` is the stream of the SeedTree node: the vectors of
+    /// tests/data/seed_tree_vectors.txt (root key "ratchet-rng seed tree vectors").
+    #[test]
+    fn tree_streams_match_the_vectors() {
+        let vectors = include_str!("../tests/data/seed_tree_vectors.txt");
+        let key: String = b"ratchet-rng seed tree vectors"
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut checked = 0;
+        for line in vectors.lines().filter(|l| !l.starts_with('#')) {
+            let (head, value) = line.split_once(": ").unwrap();
+            let (name, path) = head.split_once(' ').unwrap();
+            let name = if name == "aes_ctr_pool" { "aes" } else { name };
+            if name == "node" {
+                continue;
+            }
+            let path = path.trim_matches('"');
+            let args = [name, "--bytes", "64", "--key", &key, "--path", path];
+            let Ok(Command::Stream(options)) = parse_args(args) else {
+                panic!("{args:?} refused")
+            };
+            let mut out = Vec::new();
+            assert_eq!(write_stream(&options, &mut out).unwrap(), 64);
+            assert_eq!(out, parse_hex(value).unwrap(), "{name} {path:?}");
+            checked += 1;
+        }
+        assert_eq!(checked, 36);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_arguments_are_an_error() {
+        use std::os::unix::ffi::OsStringExt;
+        let args = [
+            OsString::from("aes"),
+            OsString::from("--bytes"),
+            OsString::from_vec(b"1\xff".to_vec()),
+        ];
+        let err = utf8_args(args).unwrap_err();
+        assert!(err.contains("argument 3 is not valid UTF-8"), "{err}");
+        assert_eq!(
+            utf8_args([OsString::from("aes")]),
+            Ok(vec![String::from("aes")])
+        );
     }
 
     #[test]

@@ -117,6 +117,7 @@ mod fork;
 pub mod hazmat;
 mod keccak;
 mod rngs;
+mod seed_tree;
 #[cfg(feature = "thread_rng")]
 mod thread;
 pub mod xof;
@@ -129,7 +130,9 @@ pub use rngs::aes_ctr_pool::AesCtrPoolRng;
 pub use rngs::chacha_key_erasure::{
     ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
 };
+pub use rngs::saved::{RestoreError, SAVED_STATE_MAX_BYTES, SavedState};
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
+pub use seed_tree::{SeedTree, SeedTreeRng};
 #[cfg(all(ratchet_rng_bench, feature = "thread_rng"))]
 #[doc(hidden)]
 pub use thread::__bench_u64_without_fork_check;

@@ -4,6 +4,7 @@
 pub(crate) mod aes_ctr_pool;
 pub(crate) mod buffer;
 pub(crate) mod chacha_key_erasure;
+pub(crate) mod saved;
 pub(crate) mod shake;
 
 /// The 32-byte seed that `from_key` derives from key material of any length:

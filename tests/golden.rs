@@ -156,3 +156,40 @@ fn write_golden_file() {
     }
     std::fs::write(GOLDEN_PATH, text).expect("write golden file");
 }
+
+/// The `SeedTree` streams are part of the contract too: every generator line of
+/// `seed_tree_vectors.txt` (`GEN "PATH": HEX`, the first 64 bytes of GEN at the
+/// node of PATH under the root key below) must hold. `tests/seed_tree.rs` holds
+/// the same file to an independent implementation of docs/DERIVATION.md.
+#[test]
+fn seed_tree_streams_match_their_vectors() {
+    use ratchet_rng::SeedTree;
+    const VECTORS: &str = include_str!("data/seed_tree_vectors.txt");
+    let mut checked = 0;
+    for line in VECTORS.lines().filter(|l| !l.starts_with('#')) {
+        let (head, value) = line.split_once(": ").expect("`GEN \"PATH\": HEX`");
+        let (generator, path) = head.split_once(' ').expect("`GEN \"PATH\"`");
+        if generator == "node" {
+            continue;
+        }
+        let mut node = SeedTree::new(b"ratchet-rng seed tree vectors");
+        for step in path.trim_matches('"').split('/').filter(|s| !s.is_empty()) {
+            node = match step.strip_prefix("label:") {
+                Some(label) => node.child_label(label.as_bytes()),
+                None => node.child(step.parse().expect("index")),
+            };
+        }
+        let got = match generator {
+            "turboshake" => first_bytes(node.rng::<TurboShakeRng>(), 64),
+            "shake" => first_bytes(node.rng::<ShakeRng>(), 64),
+            "chacha8" => first_bytes(node.rng::<ChaChaKeyErasureRng>(), 64),
+            "chacha12" => first_bytes(node.rng::<ChaCha12KeyErasureRng>(), 64),
+            "chacha20" => first_bytes(node.rng::<ChaCha20KeyErasureRng>(), 64),
+            "aes_ctr_pool" => first_bytes(node.rng::<AesCtrPoolRng>(), 64),
+            other => panic!("unknown generator {other}"),
+        };
+        assert_eq!(got, hex(value), "{generator} {path}");
+        checked += 1;
+    }
+    assert_eq!(checked, 36);
+}

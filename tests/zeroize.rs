@@ -644,3 +644,32 @@ fn fresh_generators_buffer_nothing() {
     #[cfg(ratchet_rng_inspect)]
     wiping::fresh_generators_buffer_nothing();
 }
+
+/// A `SavedState` (issue 13) is a secret: dropped, its block holds none of its
+/// bytes (at most 8 non-zero bytes remain: its length field).
+#[test]
+fn saved_states_are_wiped_on_drop() {
+    let mut chacha = ChaChaKeyErasureRng::from_seed([0x5a; 32]);
+    let _ = exercise(&mut chacha, 13);
+    let mut aes = AesCtrPoolRng::from_seed([0xa5; 32]);
+    let _ = exercise(&mut aes, 5);
+    let mut shake = TurboShakeRng::from_key(b"saved");
+    let _ = exercise(&mut shake, 100);
+    for (what, saved) in [
+        ("ChaCha8 (Go's encoding)", chacha.save()),
+        ("AES pool", aes.save()),
+        ("TurboSHAKE", shake.save()),
+    ] {
+        let bytes = saved.as_ref().to_vec();
+        let block = freed_block(Box::new(saved));
+        assert!(bytes.iter().filter(|&&b| b != 0).count() > 40, "{what}");
+        let left = block.iter().filter(|&&b| b != 0).count();
+        assert!(left <= 8, "{what}: {left} non-zero bytes left after drop");
+        assert!(
+            bytes[bytes.len() - 32..]
+                .windows(16)
+                .all(|w| !block.windows(16).any(|b| b == w)),
+            "{what}: saved bytes left after drop"
+        );
+    }
+}

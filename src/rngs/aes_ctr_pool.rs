@@ -4,6 +4,7 @@ use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
 use super::buffer::{BlockCore, BufferedRng};
+use super::saved::{RestoreError, SavedState, parse_own, save_own};
 use super::{derive_key, generator_panics_doc, impl_generator};
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::AesBackend;
@@ -95,6 +96,40 @@ impl AesCtrPoolRng {
         let rng = Self::from_seed(seed);
         seed.zeroize();
         rng
+    }
+}
+
+/// The generator id of [`AesCtrPoolRng`] in saved states (and `SeedTree`).
+const SAVE_ID: u8 = 6;
+
+impl AesCtrPoolRng {
+    /// Saves the exact stream position in the crate's encoding (version 1,
+    /// generator id 6; `docs/DERIVATION.md`): the next pool's AES-256 key and the
+    /// unread bytes of the current pool (up to 4064). The key of the bytes
+    /// already served is not in it: saving keeps the fast key erasure.
+    ///
+    /// # Security
+    /// The saved state is a secret: it gives all future output. See
+    /// [`SavedState`].
+    #[must_use]
+    pub fn save(&self) -> SavedState {
+        save_own(SAVE_ID, &self.0.core().key, self.0.unread())
+    }
+
+    /// Restores a state written by [`save`](Self::save): the stream continues
+    /// byte for byte from where it was saved.
+    ///
+    /// # Errors
+    /// [`RestoreError`]: wrong magic or version, a state of another generator, a
+    /// wrong length (truncated or trailing bytes), more unread bytes than a pool
+    /// holds. Never panics and allocates nothing.
+    pub fn restore(bytes: &[u8]) -> Result<Self, RestoreError> {
+        let (key, unread) = parse_own(bytes, SAVE_ID, 32, POOL_OUTPUT_BYTES)?;
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(key);
+        let core = AesPoolCore::new(&seed);
+        seed.zeroize();
+        Ok(Self(BufferedRng::from_unread(core, unread)))
     }
 }
 

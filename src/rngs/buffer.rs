@@ -203,6 +203,45 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
         later
     }
 
+    /// A stream restored from a saved state: `fill` gets the core and a zeroed
+    /// buffer, writes the buffer (it may refill it from the core) and returns the
+    /// position of the first unread byte (at most `N`; a larger value is taken as
+    /// `N`, an empty buffer). The bytes before it are zeroed, as if served.
+    pub(crate) fn restored(core: C, fill: impl FnOnce(&mut C, &mut [u8; N]) -> usize) -> Self {
+        let mut rng = Self::new(core);
+        let pos = fill(&mut rng.core, &mut rng.buf).min(N);
+        rng.buf[..pos].fill(0);
+        rng.pos = pos;
+        rng
+    }
+
+    /// A stream restored from its core and its unread bytes (at most `N`; only the
+    /// last `N` are kept if there are more): the unread bytes are served first,
+    /// then the core's refills.
+    pub(crate) fn from_unread(core: C, unread: &[u8]) -> Self {
+        let unread = &unread[unread.len().saturating_sub(N)..];
+        Self::restored(core, |_, buf| {
+            buf[N - unread.len()..].copy_from_slice(unread);
+            N - unread.len()
+        })
+    }
+
+    /// The core (for saving: it makes the refill after the buffered one).
+    pub(crate) fn core(&self) -> &C {
+        &self.core
+    }
+
+    /// The unread bytes: the next bytes of the stream, in order.
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// The whole buffer and the position of the first unread byte (for saving in
+    /// Go's encoding, which needs positions inside the key period).
+    pub(crate) fn buffer_and_pos(&self) -> (&[u8; N], usize) {
+        (&self.buf, self.pos)
+    }
+
     /// The buffer's bytes and the position of the first unread one, for tests of
     /// the wiping (unit tests, and the `RATCHET_RNG_INSPECT` inspection hook).
     #[cfg(any(test, ratchet_rng_inspect))]

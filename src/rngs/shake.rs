@@ -7,12 +7,16 @@ use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
 use super::buffer::{BlockCore, BufferedRng};
+use super::saved::{RestoreError, SavedState, parse_own, save_own};
 use super::{generator_panics_doc, impl_generator};
 use crate::backend::KeccakBackend;
 use crate::keccak::{self, FULL_ROUNDS, LANES, RATCHET_PERIOD_BYTES, RATE_BYTES, Sponge};
 
 /// Bytes in a [`SpongeSeed`]: one rate block of SHAKE256 / TurboSHAKE256.
 pub const SPONGE_SEED_BYTES: usize = RATE_BYTES;
+
+/// Bytes of a Keccak state in a saved state: 25 lanes, little-endian.
+const STATE_BYTES: usize = LANES * 8;
 
 /// Rounds of Keccak-p\[1600\] in TurboSHAKE.
 const TURBO_ROUNDS: usize = 12;
@@ -131,7 +135,7 @@ impl<const ROUNDS: usize> Drop for SpongeCore<ROUNDS> {
 macro_rules! sponge_generator {
     (
         $(#[$doc:meta])*
-        $name:ident, $rounds:expr, $xof:literal
+        $name:ident, $rounds:expr, $xof:literal, $id:literal
     ) => {
         $(#[$doc])*
         ///
@@ -179,6 +183,52 @@ macro_rules! sponge_generator {
             }
         }
 
+        impl $name {
+            /// Saves the exact stream position in the crate's encoding (version 1,
+            #[doc = concat!("generator id ", stringify!($id), "; `docs/DERIVATION.md`):")]
+            /// the Keccak state that makes the next 1088-byte period (25 lanes,
+            /// little-endian) and the unread bytes of the current one (up to 1088).
+            /// The state of the bytes already served is not in it: the ratchet's
+            /// backtracking resistance is kept.
+            ///
+            /// # Security
+            /// The saved state is a secret: it gives all future output. See
+            /// [`SavedState`].
+            #[must_use]
+            pub fn save(&self) -> SavedState {
+                let mut state = [0u8; STATE_BYTES];
+                for (bytes, lane) in state.chunks_exact_mut(8).zip(self.0.core().state) {
+                    bytes.copy_from_slice(&lane.to_le_bytes());
+                }
+                let saved = save_own($id, &state, self.0.unread());
+                state.zeroize();
+                saved
+            }
+
+            /// Restores a state written by [`save`](Self::save): the stream
+            /// continues byte for byte from where it was saved.
+            ///
+            /// # Errors
+            /// [`RestoreError`]: wrong magic or version, a state of another
+            /// generator, a wrong length (truncated or trailing bytes), more unread
+            /// bytes than a period holds. Any 200 bytes are a Keccak state. Never
+            /// panics and allocates nothing.
+            pub fn restore(bytes: &[u8]) -> Result<Self, RestoreError> {
+                let (state, unread) = parse_own(bytes, $id, STATE_BYTES, RATCHET_PERIOD_BYTES)?;
+                let mut core = SpongeCore {
+                    state: [0; LANES],
+                    backend: KeccakBackend::detect(),
+                };
+                for (lane, bytes) in core.state.iter_mut().zip(state.chunks_exact(8)) {
+                    let mut le = [0u8; 8];
+                    le.copy_from_slice(bytes);
+                    *lane = u64::from_le_bytes(le);
+                    le.zeroize();
+                }
+                Ok(Self(BufferedRng::from_unread(core, unread)))
+            }
+        }
+
         impl SeedableRng for $name {
             type Seed = SpongeSeed;
 
@@ -220,7 +270,7 @@ sponge_generator! {
     /// let mut rng = ShakeRng::from_seed([0xde; 136].into());
     /// assert_eq!(rng.next_u32(), 0x4d62_0b8d); // RandomSHAKE's stream
     /// ```
-    ShakeRng, FULL_ROUNDS, "SHAKE256"
+    ShakeRng, FULL_ROUNDS, "SHAKE256", 2
 }
 
 sponge_generator! {
@@ -246,7 +296,7 @@ sponge_generator! {
     /// let mut rng = TurboShakeRng::from_seed(seed.into());
     /// assert_eq!(rng.next_u64(), 0xbf12_ea5c_6903_58af); // RandomSHAKE's stream
     /// ```
-    TurboShakeRng, TURBO_ROUNDS, "TurboSHAKE256"
+    TurboShakeRng, TURBO_ROUNDS, "TurboSHAKE256", 1
 }
 
 #[cfg(test)]

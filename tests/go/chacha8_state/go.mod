@@ -1,0 +1,3 @@
+module ratchetrng/chacha8state
+
+go 1.23

@@ -1,0 +1,359 @@
+//! `save()` / `restore()` (issue 13): exact to the byte for every generator, Go's
+//! `ChaCha8.MarshalBinary` encoding for `ChaChaKeyErasureRng` (the vectors of
+//! `tests/data/go_chacha8_states.txt`, written by Go's own `math/rand/v2` through
+//! `tests/go/chacha8_state`; `.ci/run` reruns that program and also checks the
+//! other direction live), and bad input refused without a panic.
+
+mod common;
+
+use common::{hex, one_fill, proptest_config};
+use proptest::prelude::*;
+use ratchet_rng::rand_core::{Rng, SeedableRng};
+use ratchet_rng::{
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
+    SAVED_STATE_MAX_BYTES, SavedState, ShakeRng, TurboShakeRng,
+};
+
+const GO_VECTORS: &str = include_str!("data/go_chacha8_states.txt");
+
+/// The generators' common surface here.
+trait Saveable: Rng + Sized {
+    fn save(&self) -> SavedState;
+    fn restore(bytes: &[u8]) -> Result<Self, RestoreError>;
+    fn make(key: &[u8]) -> Self;
+}
+
+macro_rules! saveable {
+    ($($name:ident),*) => {$(
+        impl Saveable for $name {
+            fn save(&self) -> SavedState {
+                $name::save(self)
+            }
+            fn restore(bytes: &[u8]) -> Result<Self, RestoreError> {
+                $name::restore(bytes)
+            }
+            fn make(key: &[u8]) -> Self {
+                $name::from_key(key)
+            }
+        }
+    )*};
+}
+saveable!(
+    TurboShakeRng,
+    ShakeRng,
+    ChaChaKeyErasureRng,
+    ChaCha12KeyErasureRng,
+    ChaCha20KeyErasureRng,
+    AesCtrPoolRng
+);
+
+// --- Go's vectors ---------------------------------------------------------------
+
+/// Applies a Go operation script (see the file's header) to our generator, if it
+/// has the same meaning on a byte stream: Go's `Uint64` skips a pending `Read`
+/// buffer, ours reads the next 8 bytes, so a `u` after a read of a length that
+/// is not a multiple of 8 has no equivalent. Returns false then.
+fn apply_go_ops(rng: &mut ChaChaKeyErasureRng, ops: &str) -> bool {
+    if ops == "-" {
+        return true;
+    }
+    // Go's pending Read-buffer length, to refuse scripts without an equivalent.
+    let mut read_len = 0usize;
+    for op in ops.split(',') {
+        let (op, times) = match op.split_once('*') {
+            Some((op, k)) => (op, k.parse::<usize>().unwrap()),
+            None => (op, 1),
+        };
+        for _ in 0..times {
+            if op == "u" {
+                if read_len != 0 {
+                    return false;
+                }
+                rng.next_u64();
+            } else {
+                let n: usize = op[1..].parse().unwrap();
+                let _ = one_fill(rng, n);
+                read_len = if n <= read_len {
+                    read_len - n
+                } else {
+                    (8 - (n - read_len) % 8) % 8
+                };
+            }
+        }
+    }
+    true
+}
+
+#[test]
+fn go_vectors() {
+    let (mut states, mut same_stream, mut accepts, mut rejects) = (0, 0, 0, 0);
+    for line in GO_VECTORS.lines().filter(|l| !l.starts_with('#')) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        match fields[0] {
+            "state" => {
+                let [_, seed, ops, marshal, next] = fields[..] else {
+                    panic!("bad line {line}")
+                };
+                let marshal = hex(marshal);
+                // Go's state continues here as in Go, and saves to the same bytes.
+                let mut restored = ChaChaKeyErasureRng::restore(&marshal).expect(line);
+                assert_eq!(restored.save().as_ref(), &marshal[..], "{line}");
+                assert_eq!(one_fill(&mut restored, 64), hex(next), "{line}");
+                // The same calls here save to Go's bytes exactly.
+                let seed: [u8; 32] = hex(seed).try_into().unwrap();
+                let mut ours = ChaChaKeyErasureRng::from_seed(seed);
+                if apply_go_ops(&mut ours, ops) {
+                    assert_eq!(ours.save().as_ref(), &marshal[..], "{line}");
+                    assert_eq!(one_fill(&mut ours, 64), hex(next), "{line}");
+                    same_stream += 1;
+                }
+                states += 1;
+            }
+            "accept" => {
+                let [_, input, marshal, next] = fields[..] else {
+                    panic!("bad line {line}")
+                };
+                let mut restored = ChaChaKeyErasureRng::restore(&hex(input)).expect(line);
+                assert_eq!(restored.save().as_ref(), &hex(marshal)[..], "{line}");
+                assert_eq!(one_fill(&mut restored, 64), hex(next), "{line}");
+                accepts += 1;
+            }
+            "reject" => {
+                let input = hex(fields[1]);
+                assert!(ChaChaKeyErasureRng::restore(&input).is_err(), "{line}");
+                rejects += 1;
+            }
+            other => panic!("unknown line kind {other}"),
+        }
+    }
+    assert_eq!((states, accepts, rejects), (84, 13, 17));
+    assert!(
+        same_stream >= 60,
+        "{same_stream} scripts compared on the stream"
+    );
+}
+
+#[test]
+fn go_readbuf_longer_than_8_bytes_is_an_error() {
+    let mut input = b"readbuf:\x09".to_vec();
+    input.extend_from_slice(&[0xAA; 9]);
+    let state = ChaChaKeyErasureRng::from_seed([1; 32]).save();
+    input.extend_from_slice(state.as_ref());
+    assert_eq!(
+        ChaChaKeyErasureRng::restore(&input).unwrap_err(),
+        RestoreError::BadReadBuffer
+    );
+    // 8 bytes are fine (Go accepts them; MarshalBinary never writes them).
+    let mut input = b"readbuf:\x08".to_vec();
+    input.extend_from_slice(&[0xAA; 8]);
+    input.extend_from_slice(state.as_ref());
+    let mut rng = ChaChaKeyErasureRng::restore(&input).unwrap();
+    assert_eq!(rng.save().as_ref(), &input[..]);
+    assert_eq!(one_fill(&mut rng, 8), [0xAA; 8]);
+    assert_eq!(rng.save().as_ref(), state.as_ref());
+}
+
+// --- exactness at every kind of position ------------------------------------------
+
+/// Reads `pos` bytes in the pattern `split`, saves, restores; the restored
+/// generator continues the stream exactly, and saves to the same bytes.
+fn check_position<G: Saveable>(pos: usize, split: usize) {
+    let mut rng = G::make(b"save/restore");
+    let mut left = pos;
+    let mut turn = 0;
+    while left > 0 {
+        let n = match turn % 3 {
+            0 if left >= 8 => {
+                rng.next_u64();
+                8
+            }
+            1 if left >= 4 => {
+                rng.next_u32();
+                4
+            }
+            _ => {
+                let n = left.min(split);
+                let _ = one_fill(&mut rng, n);
+                n
+            }
+        };
+        left -= n;
+        turn += 1;
+    }
+    let saved = rng.save();
+    let mut restored = G::restore(saved.as_ref()).expect("own state");
+    assert_eq!(restored.save().as_ref(), saved.as_ref(), "pos {pos}");
+    let want = one_fill(&mut rng, 9000);
+    let mut got = vec![restored.next_u32().to_le_bytes().to_vec()];
+    got.push(one_fill(&mut restored, 8996));
+    assert_eq!(got.concat(), want, "pos {pos} split {split}");
+}
+
+const POSITIONS: [usize; 21] = [
+    0, 1, 3, 7, 8, 9, 15, 991, 992, 993, 1000, 1087, 1088, 1089, 1984, 2176, 4063, 4064, 4065,
+    8128, 9001,
+];
+
+fn check_all_positions<G: Saveable>() {
+    for pos in POSITIONS {
+        for split in [1, 5, 13, 992, 5000] {
+            check_position::<G>(pos, split);
+        }
+    }
+}
+
+#[test]
+fn every_generator_continues_exactly() {
+    check_all_positions::<TurboShakeRng>();
+    check_all_positions::<ShakeRng>();
+    check_all_positions::<ChaChaKeyErasureRng>();
+    check_all_positions::<ChaCha12KeyErasureRng>();
+    check_all_positions::<ChaCha20KeyErasureRng>();
+    check_all_positions::<AesCtrPoolRng>();
+}
+
+#[test]
+fn own_encoding_layout() {
+    let mut rng = ChaCha12KeyErasureRng::from_seed([0x11; 32]);
+    let fresh = rng.save();
+    // magic, version 1, id 4, no unread bytes, the key.
+    let mut want = b"ratchet:\x01\x04\x00\x00".to_vec();
+    want.extend_from_slice(&[0x11; 32]);
+    assert_eq!(fresh.as_ref(), &want[..]);
+    let first = one_fill(&mut rng, 3);
+    let saved = rng.save();
+    assert_eq!(saved.as_ref().len(), 12 + 32 + 989);
+    assert_eq!(&saved.as_ref()[10..12], &989u16.to_le_bytes());
+    // The key is the next period's, not the seed: the served bytes' key is gone.
+    assert_ne!(&saved.as_ref()[12..44], &[0x11; 32]);
+    let mut all = ChaCha12KeyErasureRng::from_seed([0x11; 32]);
+    assert_eq!(one_fill(&mut all, 3), first);
+    assert_eq!(&saved.as_ref()[44..], &one_fill(&mut all, 989)[..]);
+
+    let aes = AesCtrPoolRng::from_seed([0; 32]);
+    let mut aes_read = AesCtrPoolRng::from_seed([0; 32]);
+    aes_read.next_u32();
+    assert_eq!(aes.save().as_ref().len(), 44);
+    assert_eq!(aes_read.save().as_ref().len(), SAVED_STATE_MAX_BYTES - 4);
+    assert_eq!(TurboShakeRng::from_key(b"").save().as_ref().len(), 212);
+}
+
+#[test]
+fn saved_state_debug_prints_no_bytes() {
+    let saved = ChaChaKeyErasureRng::from_seed([7; 32]).save();
+    assert_eq!(format!("{saved:?}"), "SavedState { len: 48, .. }");
+}
+
+// --- bad input --------------------------------------------------------------------
+
+/// Every truncation and every extension by a byte of a valid state is refused,
+/// and so is a state of another generator.
+fn check_refuses_damage<G: Saveable>() {
+    let mut rng = G::make(b"damage");
+    let _ = one_fill(&mut rng, 13);
+    let saved = rng.save();
+    let bytes = saved.as_ref();
+    for len in 0..bytes.len() {
+        assert!(G::restore(&bytes[..len]).is_err(), "truncated to {len}");
+    }
+    let mut longer = bytes.to_vec();
+    longer.push(0);
+    assert!(G::restore(&longer).is_err(), "trailing byte");
+    assert!(G::restore(&[0xFF; 4200]).is_err());
+}
+
+#[test]
+fn damaged_states_are_refused() {
+    check_refuses_damage::<TurboShakeRng>();
+    check_refuses_damage::<ShakeRng>();
+    check_refuses_damage::<ChaChaKeyErasureRng>();
+    check_refuses_damage::<ChaCha12KeyErasureRng>();
+    check_refuses_damage::<ChaCha20KeyErasureRng>();
+    check_refuses_damage::<AesCtrPoolRng>();
+
+    let chacha12 = ChaCha12KeyErasureRng::from_seed([3; 32]).save();
+    assert_eq!(
+        ChaCha20KeyErasureRng::restore(chacha12.as_ref()).unwrap_err(),
+        RestoreError::WrongGenerator(4)
+    );
+    assert_eq!(
+        ChaChaKeyErasureRng::restore(chacha12.as_ref()).unwrap_err(),
+        RestoreError::BadMagic
+    );
+    let go = ChaChaKeyErasureRng::from_seed([3; 32]).save();
+    assert_eq!(
+        ChaCha12KeyErasureRng::restore(go.as_ref()).unwrap_err(),
+        RestoreError::BadMagic
+    );
+    let mut v2 = chacha12.as_ref().to_vec();
+    v2[8] = 2;
+    assert_eq!(
+        ChaCha12KeyErasureRng::restore(&v2).unwrap_err(),
+        RestoreError::UnsupportedVersion(2)
+    );
+    // More unread bytes than a period holds, with the length to match.
+    let mut big = b"ratchet:\x01\x04".to_vec();
+    big.extend_from_slice(&993u16.to_le_bytes());
+    big.extend_from_slice(&[0; 32 + 993]);
+    assert_eq!(
+        ChaCha12KeyErasureRng::restore(&big).unwrap_err(),
+        RestoreError::BadPosition
+    );
+    // Go's used-word count past the period.
+    let mut go125 = go.as_ref().to_vec();
+    go125[15] = 125;
+    assert_eq!(
+        ChaChaKeyErasureRng::restore(&go125).unwrap_err(),
+        RestoreError::BadPosition
+    );
+}
+
+#[test]
+fn restore_error_messages() {
+    let e: &dyn core::error::Error = &RestoreError::BadReadBuffer;
+    assert_eq!(e.to_string(), "invalid ChaCha8 Read buffer encoding");
+    assert_eq!(
+        RestoreError::UnsupportedVersion(9).to_string(),
+        "saved state version 9 is not supported"
+    );
+}
+
+/// Restores `bytes` as `G`; if accepted, the state saves to bytes that restore to
+/// the same stream.
+fn restore_any<G: Saveable>(bytes: &[u8]) {
+    if let Ok(mut rng) = G::restore(bytes) {
+        let saved = rng.save();
+        let mut again = G::restore(saved.as_ref()).expect("a saved state restores");
+        assert_eq!(again.save().as_ref(), saved.as_ref());
+        assert_eq!(one_fill(&mut again, 100), one_fill(&mut rng, 100));
+    }
+}
+
+proptest! {
+    #![proptest_config(proptest_config(256))]
+
+    /// Arbitrary bytes, and valid states with a byte changed, never panic.
+    #[test]
+    fn arbitrary_input_never_panics(
+        bytes in proptest::collection::vec(any::<u8>(), 0..1400),
+        flip in any::<(usize, u8)>(),
+        prefix in 0usize..5,
+    ) {
+        let prefixes: [&[u8]; 5] = [b"", b"ratchet:\x01\x04", b"ratchet:\x01\x01", b"readbuf:", b"chacha8:"];
+        let mut input = prefixes[prefix].to_vec();
+        input.extend_from_slice(&bytes);
+        restore_any::<TurboShakeRng>(&input);
+        restore_any::<ShakeRng>(&input);
+        restore_any::<ChaChaKeyErasureRng>(&input);
+        restore_any::<ChaCha12KeyErasureRng>(&input);
+        restore_any::<ChaCha20KeyErasureRng>(&input);
+        restore_any::<AesCtrPoolRng>(&input);
+
+        let mut rng = ChaChaKeyErasureRng::from_seed([9; 32]);
+        let _ = one_fill(&mut rng, flip.0 % 2000);
+        let mut go = rng.save().as_ref().to_vec();
+        let at = flip.0 % go.len();
+        go[at] ^= flip.1;
+        restore_any::<ChaChaKeyErasureRng>(&go);
+    }
+}
