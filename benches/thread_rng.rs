@@ -13,12 +13,11 @@
 //! - `fill_bytes/0` isolates that overhead: an empty request still makes the
 //!   thread-local access and the fork check, and the direct generator's empty
 //!   request costs a few instructions;
-//! - `ratchet_rng::u64 without fork protection` (only when built with
-//!   `RATCHET_RNG_BENCH=1`, which enables a hidden bench-only hook) — `u64()`'s
-//!   buffered read on a buffer in a plain thread-local (no wipe-on-fork page, no
-//!   `pthread_atfork` handler): its difference to `ratchet_rng::u64` is what the
-//!   fork protection costs per call (the fork check itself is the buffer's byte
-//!   count, which both read);
+//! - `plain thread-local buffer (no fork or signal safety)` — a baseline built
+//!   here from public API: an 8 KiB buffer in a plain thread-local, refilled by
+//!   `ratchet_rng::fill` and read 8 bytes at a time, wiping what it serves, with
+//!   no wipe-on-fork page, no in-use mark and no re-validation: its difference to
+//!   `ratchet_rng::u64` is what the fork and signal safety cost per call;
 //! - `ratchet_rng::rng() per call` / `rand::rng() per call` — the handle taken on
 //!   every call, as `rng().next_u64()` is written (rand's clones an `Rc`);
 //! - `bound/AES-256 rounds only` (x86_64 with AVX-512 and VAES) — in the fill
@@ -47,12 +46,10 @@ fn next_u64(c: &mut Criterion) {
     let mut ours = ratchet_rng::rng();
     group.bench_function("ratchet_rng::rng", |b| b.iter(|| ours.next_u64()));
     group.bench_function("ratchet_rng::u64", |b| b.iter(ratchet_rng::u64));
-    // The same buffered read from a plain thread-local, with no fork protection
-    // (built with `RATCHET_RNG_BENCH=1`).
-    #[cfg(ratchet_rng_bench)]
-    group.bench_function("ratchet_rng::u64 without fork protection", |b| {
-        b.iter(ratchet_rng::__bench_u64_without_fork_check)
-    });
+    group.bench_function(
+        "plain thread-local buffer (no fork or signal safety)",
+        |b| b.iter(plain::u64),
+    );
     let mut theirs = rand::rng();
     group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
     // The handle taken on every call, as `rng().next_u64()` is written: ours is a
@@ -65,6 +62,39 @@ fn next_u64(c: &mut Criterion) {
     });
     direct(&mut group, |rng| rng.next_u64());
     group.finish();
+}
+
+/// The baseline without fork or signal safety, from public API only.
+mod plain {
+    use std::cell::RefCell;
+
+    const BUFFER_BYTES: usize = 8128;
+
+    struct Plain {
+        left: usize,
+        buf: [u8; BUFFER_BYTES],
+    }
+
+    thread_local! {
+        static PLAIN: RefCell<Plain> =
+            const { RefCell::new(Plain { left: 0, buf: [0; BUFFER_BYTES] }) };
+    }
+
+    #[inline]
+    pub fn u64() -> u64 {
+        PLAIN.with_borrow_mut(|p| {
+            if p.left < 8 {
+                ratchet_rng::fill(&mut p.buf);
+                p.left = BUFFER_BYTES;
+            }
+            let x = p.left - 8;
+            let src = &mut p.buf[x..x + 8];
+            let out = u64::from_le_bytes(src.try_into().unwrap());
+            src.fill(0);
+            p.left = x;
+            out
+        })
+    }
 }
 
 /// The generators inside the handle, used directly.

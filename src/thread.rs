@@ -1,122 +1,30 @@
 //! The fork-safe thread-local generator: [`rng()`] / [`thread_rng()`] handles and the
 //! free functions [`fill`], [`try_fill`], [`u32()`] and [`u64()`].
 //!
-//! The state's storage and fork detection are in `fork.rs` (all the `unsafe` is
-//! there); this module chooses the generator and holds the public API.
+//! Imports point one way, down this list:
+//! - this file: the public API;
+//! - `thread/storage.rs`: the thread-local slot, the state's page and its
+//!   lifetime, the hot path, the in-use mark (the `unsafe`, fenced);
+//! - `thread/state.rs`: the per-thread state and the reseed policy (safe code);
+//! - `thread/generator.rs`: the generator, seeded in place (safe code);
+//! - `thread/fork.rs` and `thread/fork/`: fork detection, one file per OS
+//!   mechanism; `thread/pages.rs`: anonymous mappings (unix).
+
+mod fork;
+mod generator;
+#[cfg(unix)]
+mod pages;
+mod state;
+pub(crate) mod storage;
 
 use core::convert::Infallible;
 use core::fmt;
 use core::marker::PhantomData;
 
-use rand_core::{Rng, SeedableRng, TryCryptoRng, TryRng};
+use rand_core::{TryCryptoRng, TryRng};
 
-use zeroize::Zeroize;
-
-use crate::aes::POOL_OUTPUT_BYTES;
-use crate::backend::{AesBackend, ChaChaBackend};
-use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
-use crate::fork;
-use crate::rngs::aes_ctr_pool::AesPoolCore;
-use crate::rngs::buffer::BlockCore;
-use crate::rngs::chacha_key_erasure::ChaChaCore;
-use crate::{AesCtrPoolRng, ChaChaKeyErasureRng, OsError};
-
-/// Output bytes after which the thread-local generator reseeds itself from the
-/// operating system: 1 MiB.
-///
-/// Why 1 MiB: both generators already erase their key at every refill, so a state
-/// captured later reveals no earlier output without any reseed; reseeding adds
-/// *recovery*, bounding how much future output a captured state predicts. 1 MiB
-/// keeps that window under a millisecond of bulk output, while a reseed (one
-/// `getrandom` call for 32 bytes plus a key setup, a few microseconds) stays at
-/// about 1 % of the time to produce 1 MiB even at several GB/s (AES hardware), and
-/// far less on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB;
-/// its ChaCha12 block generator does not erase its key, ours do, so a longer period
-/// costs no backtracking resistance.
-///
-/// The budget is charged when the generator *produces* output (a refill of the
-/// thread's buffer, or whole refills generated straight into a large request), so
-/// no seed ever produces more than `RESEED_BYTES`; a request larger than that is
-/// served in pieces, reseeding between them.
-pub const RESEED_BYTES: usize = 1 << 20;
-
-/// Generator refills (AES pools) per refill of the thread state's buffer.
-const REFILLS_PER_BUFFER: usize = 2;
-
-/// The thread state's output buffer: [`REFILLS_PER_BUFFER`] AES pools' output
-/// (4064 bytes each), which also holds 8 ChaCha key periods (992 bytes each).
-/// One refill call for two pools lets the AES kernel overlap the second pool's
-/// key expansion with the first pool's blocks; more pools measured no faster
-/// (`next_u64`: 2, 4 and 8 pools within the noise) and cost a page each.
-pub(crate) const BUFFER_BYTES: usize = REFILLS_PER_BUFFER * POOL_OUTPUT_BYTES;
-
-const _: () = assert!(BUFFER_BYTES >= KEY_PERIOD_OUTPUT_BYTES && RESEED_BYTES >= BUFFER_BYTES);
-
-/// The generator inside the thread-local state: the core of the fastest secure
-/// generator for this CPU, [`AesCtrPoolRng`]'s or [`ChaChaKeyErasureRng`]'s. The
-/// thread state does its own buffering, so it holds the bare core: it asks only
-/// for whole refills, which the core writes straight into the state's buffer or
-/// the caller's memory.
-pub(crate) enum Generator {
-    /// With AES hardware: `AesCtrPoolRng`'s core.
-    Aes(AesPoolCore),
-    /// Otherwise (the portable AES is slower than the portable ChaCha):
-    /// `ChaChaKeyErasureRng`'s core.
-    ChaCha(ChaChaCore<8>),
-}
-
-impl Generator {
-    /// A generator seeded by the operating system.
-    pub(crate) fn from_os() -> Result<Self, OsError> {
-        let mut seed = [0u8; 32];
-        let result = crate::error::os_fill(&mut seed).map(|()| {
-            if AesBackend::detect().has_hardware() {
-                Self::Aes(AesPoolCore::new(&seed))
-            } else {
-                Self::ChaCha(ChaChaCore::new(&seed, ChaChaBackend::detect()))
-            }
-        });
-        seed.zeroize();
-        result
-    }
-
-    /// The generator's refill: [`generate`](Self::generate) takes multiples of it.
-    pub(crate) fn refill_bytes(&self) -> usize {
-        match self {
-            Self::Aes(_) => POOL_OUTPUT_BYTES,
-            Self::ChaCha(_) => KEY_PERIOD_OUTPUT_BYTES,
-        }
-    }
-
-    /// Writes the next `out.len()` bytes of the stream to `out`.
-    ///
-    /// # Panics
-    /// If `out.len()` is not a multiple of [`refill_bytes`](Self::refill_bytes)
-    /// (an internal invariant of the thread state: better a panic than a
-    /// partly unwritten buffer).
-    pub(crate) fn generate(&mut self, out: &mut [u8]) {
-        fn whole<const N: usize>(out: &mut [u8]) -> &mut [[u8; N]] {
-            let (refills, rest) = out.as_chunks_mut::<N>();
-            assert!(rest.is_empty(), "ratchet-rng: partial thread-local refill");
-            refills
-        }
-        match self {
-            Self::Aes(core) => core.generate_many(whole(out)),
-            Self::ChaCha(core) => core.generate_many(whole(out)),
-        }
-    }
-
-    /// Fills `dst` (any length) from a generator seeded from the OS for this call
-    /// only, and dropped (zeroized) after.
-    pub(crate) fn fill_fresh(dst: &mut [u8]) -> Result<(), OsError> {
-        if AesBackend::detect().has_hardware() {
-            AesCtrPoolRng::try_from_rng(&mut crate::error::OsRng)?.fill_bytes(dst);
-        } else {
-            ChaChaKeyErasureRng::try_from_rng(&mut crate::error::OsRng)?.fill_bytes(dst);
-        }
-        Ok(())
-    }
-}
+use crate::OsError;
+pub use state::RESEED_BYTES;
 
 /// The result of an infallible entry point.
 #[track_caller]
@@ -128,10 +36,10 @@ fn seeded<T>(result: Result<T, OsError>) -> T {
 }
 
 /// The next `K` bytes: from the buffer on the fast path, else through
-/// [`fork::fill_slow`].
+/// [`storage::fill_slow`].
 #[inline(always)]
 fn next_array<const K: usize>() -> [u8; K] {
-    match fork::take::<K>() {
+    match storage::take::<K>() {
         Some(bytes) => bytes,
         None => next_array_slow(),
     }
@@ -147,14 +55,14 @@ fn next_array_slow<const K: usize>() -> [u8; K] {
 }
 
 /// Fills `dst`: from the buffer on the fast path (the whole request buffered),
-/// else through [`fork::fill_slow`] (first use, a fork, an empty buffer, a
+/// else through [`storage::fill_slow`] (first use, a fork, an empty buffer, a
 /// request larger than what is buffered).
 #[inline]
 fn try_fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
-    if fork::take_into(dst) {
+    if storage::take_into(dst) {
         Ok(())
     } else {
-        fork::fill_slow(dst, false)
+        storage::fill_slow(dst, false)
     }
 }
 
@@ -163,7 +71,7 @@ fn try_fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
 /// inlined at the caller needs no saved registers.
 #[inline]
 fn fill_impl(dst: &mut [u8]) {
-    if !fork::take_into(dst) {
+    if !storage::take_into(dst) {
         fill_slow_or_panic(dst);
     }
 }
@@ -171,19 +79,7 @@ fn fill_impl(dst: &mut [u8]) {
 #[cold]
 #[inline(never)]
 fn fill_slow_or_panic(dst: &mut [u8]) {
-    seeded(fork::fill_slow(dst, false));
-}
-
-/// Bench only (built with `RATCHET_RNG_BENCH=1`): [`u64()`]'s buffered read from a
-/// buffer in a plain thread-local, with no fork protection at all, so that
-/// `benches/thread_rng.rs` can show what the protection costs. Not fork-safe;
-/// not part of the API.
-#[cfg(ratchet_rng_bench)]
-#[doc(hidden)]
-#[inline]
-#[must_use]
-pub fn __bench_u64_without_fork_check() -> u64 {
-    fork::bench_u64_without_fork_protection()
+    seeded(storage::fill_slow(dst, false));
 }
 
 /// A handle to this thread's generator: fast, cryptographically secure, seeded
@@ -202,7 +98,8 @@ pub fn __bench_u64_without_fork_check() -> u64 {
 /// ```
 ///
 /// # The generator
-/// [`AesCtrPoolRng`] where the CPU has AES instructions, [`ChaChaKeyErasureRng`]
+/// [`AesCtrPoolRng`](crate::AesCtrPoolRng) where the CPU has AES instructions,
+/// [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng)
 /// otherwise; both erase their key at every refill and wipe served bytes from
 /// their buffer (backtracking resistance). It is seeded from the operating system
 /// (`getrandom`) on first use in each thread, and reseeded after every
@@ -302,7 +199,7 @@ impl ThreadRng {
     /// anyway: on first use in the thread or after a fork nothing is served until
     /// a seed is obtained).
     pub fn reseed(&mut self) -> Result<(), OsError> {
-        fork::fill_slow(&mut [], true)
+        storage::fill_slow(&mut [], true)
     }
 }
 
@@ -415,30 +312,4 @@ pub fn u32() -> u32 {
 #[must_use]
 pub fn u64() -> u64 {
     u64::from_le_bytes(next_array())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::format;
-
-    #[test]
-    fn debug_shows_no_state() {
-        assert_eq!(format!("{:?}", rng()), "ThreadRng { .. }");
-    }
-
-    #[test]
-    fn reseed_changes_the_stream_and_budget_reseeds() {
-        let mut rng = rng();
-        let a = rng.next_u64();
-        rng.reseed().unwrap();
-        assert_ne!(a, rng.next_u64());
-        // Spend more than a budget through every path.
-        let mut big = std::vec![0u8; RESEED_BYTES + 12_345];
-        fill(&mut big);
-        for _ in 0..(RESEED_BYTES / 8 + 10) {
-            let _ = u64();
-        }
-        assert_ne!(u32(), u32());
-    }
 }

@@ -1,5 +1,5 @@
 //! The thread-local generator's state pages, checked against the kernel's own
-//! word: the advice results the crate records (`hazmat::thread_state_pages`) and,
+//! word: the advice results the crate records (`__inspect::thread_state_pages`, built with `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as ignored) and,
 //! independently, the `VmFlags` line of `/proc/self/smaps` for the mapping that
 //! holds the state (`dd` = `VM_DONTDUMP`, `wf` = `VM_WIPEONFORK`; see `proc(5)`).
 //!
@@ -13,7 +13,26 @@
 //! `MADV_WIPEONFORK`, and the smaps flags are required.
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
-use ratchet_rng::hazmat::{ThreadStatePages, thread_state_pages};
+#[cfg(ratchet_rng_inspect)]
+use ratchet_rng::__inspect::{ThreadStatePages, thread_state_pages};
+
+/// Without the inspection hook the tests below are ignored; this stand-in only
+/// lets them compile.
+#[cfg(not(ratchet_rng_inspect))]
+mod stand_in {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct ThreadStatePages {
+        pub address: usize,
+        pub len: usize,
+        pub wipe_on_fork: bool,
+        pub dont_dump: bool,
+    }
+    pub fn thread_state_pages() -> Option<ThreadStatePages> {
+        unreachable!("needs RATCHET_RNG_INSPECT=1")
+    }
+}
+#[cfg(not(ratchet_rng_inspect))]
+use stand_in::{ThreadStatePages, thread_state_pages};
 
 /// One mapping of `/proc/self/smaps`: its address range and `VmFlags` (if the
 /// kernel printed them).
@@ -107,6 +126,7 @@ fn check_this_thread() -> ThreadStatePages {
 }
 
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn state_pages_are_kept_out_of_core_dumps() {
     let here = check_this_thread();
     // Every thread has its own state, with the same treatment.
@@ -122,6 +142,7 @@ fn state_pages_are_kept_out_of_core_dumps() {
 /// (a live state is never all zeros: it holds a seeded generator) and sends the
 /// result back; zero iff the kernel wiped the pages.
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn reported_wipe_matches_what_a_child_sees() {
     let _ = ratchet_rng::u64();
     let pages = thread_state_pages().unwrap();
@@ -178,6 +199,7 @@ fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
 /// the state holds no 16-byte window of anything served, while it does hold the
 /// next bytes of its stream (so the scan does see the buffer).
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn thread_state_holds_no_served_output() {
     std::thread::spawn(|| {
         let mut served = vec![0u8; 100];
@@ -217,6 +239,7 @@ fn thread_state_holds_no_served_output() {
 /// buffered before the fork (the positive control), and none of them may be in
 /// the child's copy.
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn forked_child_holds_none_of_the_parents_unread_output() {
     std::thread::spawn(|| {
         let _ = ratchet_rng::u64();
