@@ -89,10 +89,8 @@ fn timer(micros: i64) {
         it_value: t,
     };
     // SAFETY: a valid `itimerval`; no old value wanted.
-    assert_eq!(
-        unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) },
-        0
-    );
+    let rc = unsafe { libc::setitimer(libc::ITIMER_REAL, &value, std::ptr::null_mut()) };
+    assert_eq!(rc, 0);
 }
 
 /// The main loop's calls: `u64()`, then an 8-byte and a 16-byte `fill`.
