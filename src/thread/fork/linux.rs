@@ -7,7 +7,8 @@
 //! the first use in a process checks that a child really sees a wiped page. The
 //! check must neither kill nor slow a sandboxed process, nor be stolen by its
 //! reaper, so:
-//! - the child is made by a raw `clone` with **no exit signal**: no `SIGCHLD` is
+//! - the child is made by a raw `clone` with **no exit signal** (under qemu-user,
+//!   which refuses that, an ordinary one): no `SIGCHLD` is
 //!   sent (a handler or `SIGCHLD = SIG_IGN` does not matter: such a child is
 //!   never reaped automatically), and only a wait with `__WALL` (or `__WCLONE`)
 //!   sees it, so an application's `waitpid(-1, ..)` reaper cannot take it;
@@ -58,7 +59,12 @@ pub(crate) fn wipe_works() -> bool {
         if seccomp_filtered() {
             true
         } else {
-            child_sees_zero(page).unwrap_or(true)
+            // qemu-user refuses a `clone` without exit signal: then an ordinary
+            // one (its child is a plain child: `SIG_IGN` or a reaper may take
+            // it, which leaves the answer unclear, so trusted).
+            child_sees_zero(page, 0)
+                .or_else(|| child_sees_zero(page, libc::SIGCHLD))
+                .unwrap_or(true)
         }
     };
     // SAFETY: our mapping from `map` above, not used after this.
@@ -99,16 +105,17 @@ fn seccomp_filtered() -> bool {
     }
 }
 
-/// Clones a child with no exit signal that exits with status 0 iff it reads 0 at
-/// `page`, and waits for it with `__WALL`. `None` when there is no clear answer
-/// (the clone refused, the child killed or gone).
-fn child_sees_zero(page: *const u8) -> Option<bool> {
-    // `clone` with flags 0: a copy of the address space (a fork) whose exit
-    // signal is none. The other arguments (stack, parent tid, child tid / tls)
-    // are 0 on every architecture: the child runs on its copy of this stack.
+/// Clones a child with exit signal `exit_signal` (0: none) that exits with
+/// status 0 iff it reads 0 at `page`, and waits for it with `__WALL`. `None` when
+/// there is no clear answer (the clone refused, the child killed or gone).
+fn child_sees_zero(page: *const u8, exit_signal: libc::c_int) -> Option<bool> {
+    // `clone` with no flags but the exit signal: a copy of the address space (a
+    // fork). The other arguments (stack, parent tid, child tid / tls) are 0 on
+    // every architecture: the child runs on its copy of this stack.
     // SAFETY: the child below only reads memory and calls `_exit`
     // (async-signal-safe), as a child of a multi-threaded process must.
-    let pid = unsafe { libc::syscall(libc::SYS_clone, 0 as libc::c_long, 0, 0, 0, 0) };
+    let pid =
+        unsafe { libc::syscall(libc::SYS_clone, libc::c_long::from(exit_signal), 0, 0, 0, 0) };
     if pid == 0 {
         // SAFETY: the child inherits the mapping (wiped or not): a valid read.
         let byte = unsafe { page.read_volatile() };
