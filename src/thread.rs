@@ -107,48 +107,53 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// Its stream is not reproducible (use a seeded generator for that).
 ///
 /// # Forks and threads
-/// **Threads.** Each thread has its own generator, seeded independently; the
-/// handle is `!Send` and `!Sync`, so one thread's handle cannot reach another's
-/// generator. Several handles on one thread share that thread's generator.
+/// The full statement, with the threat model, is in `SECURITY.md` ("The
+/// thread-local generator"); in short:
 ///
-/// **Forks.** On every call, before any output is produced, the handle checks
-/// that the process has not forked since the generator was seeded; a forked
-/// child reseeds from the OS before its first output, so parent and child never
-/// share output, including bytes that were already buffered before the fork.
-/// The check is the count of buffered bytes that every call reads anyway: each
-/// layer below sets it to zero in a child, which sends the child's first call to
-/// the slow path, where the reseed happens:
-/// - Linux and Android (kernel 4.14+): the state lives in its own pages marked
-///   `MADV_WIPEONFORK` (and `MADV_DONTDUMP`), which a forked child receives
-///   zeroed. This catches every child with its own copy of memory, also those made
-///   by a raw `fork` / `clone` system call that bypasses libc. Because emulators
-///   (qemu-user) accept this advice without honouring it, the first use in a
-///   process checks that it works by forking a short-lived child once, which
-///   reads one byte and exits.
-/// - FreeBSD and OpenBSD: the same with `minherit(INHERIT_ZERO)`.
-/// - Every unix: a `pthread_atfork` child handler (the second layer) wipes the
-///   forking thread's buffer, zeroes its count and moves a fork epoch, which the
-///   slow path compares with the one at seeding.
-/// - Where a wipe mechanism should exist but the probe shows it does not work
-///   (old kernels, emulators) every call compares `getpid()`: slower (a system call
-///   per call), never a repeat. On other unix systems (macOS, NetBSD, ...) a child
-///   is detected through `pthread_atfork`, i.e. if it was made by libc's `fork()`
-///   (a raw system call is not covered there).
+/// **Threads.** Each thread has its own generator, seeded independently; the
+/// handle is `!Send` and `!Sync`. Several handles on one thread share that
+/// thread's generator.
+///
+/// **Forks.** Parent and child never serve the same byte, including bytes
+/// buffered before the fork: every call reads the count of buffered bytes, which
+/// a child finds zero, so its first call reseeds from the OS. On Linux and
+/// Android (kernel 4.14+) the state lives in pages marked `MADV_WIPEONFORK`
+/// (FreeBSD, OpenBSD: `minherit(INHERIT_ZERO)`), which a child receives zeroed
+/// however it was made (also by a raw `fork` / `clone` system call); a
+/// `pthread_atfork` handler is a second layer, and the only one on other unix
+/// systems, where each buffer refill also compares `getpid()` (a child made by a
+/// raw system call there is caught at its next refill). Where the wipe does not
+/// work (emulators such as qemu-user, old kernels) every call compares
+/// `getpid()`. The first use in a process checks the wipe with one child made by
+/// `clone` without exit signal; under a seccomp filter there is no such child,
+/// and a process that forbids `fork`, ignores `SIGCHLD` or reaps every child
+/// keeps working at full speed.
+///
+/// **Signals and reentrancy.** Every call marks the thread's state in use; a
+/// call that finds it in use (from a signal handler, a custom `getrandom`
+/// backend, a global allocator, a thread-local destructor) is served by the
+/// operating system, so nothing is served twice or as zeros, and a fork from a
+/// signal handler in the middle of a call is caught. On Linux and Android the
+/// free functions and the handle's methods are async-signal-safe **once the
+/// thread has used its generator**: the first use on a thread maps its state and
+/// registers its destructor (which allocates), and must not happen in a signal
+/// handler.
 ///
 /// What is **not** covered:
 /// - `vfork()` and `clone(CLONE_VM)` children share the parent's memory; they
 ///   may only call `exec` or `_exit` anyway, and must not use the generator.
-/// - The handle is not async-signal-safe: do not use it in a signal handler (an
-///   interrupted call on the same thread would be re-entered).
+/// - Where only the process id tells a child apart (no working wipe, a raw
+///   system call), a `clone` into a new PID namespace can have its parent's pid.
 /// - A snapshot or clone of a whole process or virtual machine (CRIU, VM
-///   snapshots) is not a fork and is not detected.
+///   snapshots) is not a fork and is not detected: call [`reseed`](Self::reseed)
+///   after a restore.
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
 /// **Thread exit.** The state is zeroized and unmapped when the thread exits. Used
 /// later in the thread's teardown (from another thread-local's destructor) the
-/// handle still works: each call then draws a generator freshly seeded from the OS
-/// (slower, never a repeat).
+/// handle still works: each call is then served by the OS (slower, never a
+/// repeat).
 ///
 /// # Panics
 /// The infallible methods (`next_u32`, `next_u64`, `fill_bytes` and everything
