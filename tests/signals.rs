@@ -225,8 +225,18 @@ extern "C" fn fork_in_handler(signal: libc::c_int) {
     }
     let saved = errno();
     let pid = if RAW.load(Ordering::Relaxed) {
-        // SAFETY: the raw system call; the child only runs the loop below.
-        unsafe { libc::syscall(libc::SYS_fork) as libc::pid_t }
+        // SAFETY: the raw system call (`clone` with only the exit signal: a
+        // fork; every architecture has it); the child only runs the loop below.
+        unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                libc::c_long::from(libc::SIGCHLD),
+                0 as libc::c_long,
+                0 as libc::c_long,
+                0 as libc::c_long,
+                0 as libc::c_long,
+            ) as libc::pid_t
+        }
     } else {
         // SAFETY: `fork` is async-signal-safe; the child only runs the loop below.
         unsafe { libc::fork() }
