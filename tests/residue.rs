@@ -146,9 +146,14 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                         s.add(pages.unread);
                         pages
                     };
+                    // The first snapshot seeds the state without a refill (an
+                    // empty request): the key is then the seed itself, as right
+                    // after `reseed()`.
+                    snap(&mut s);
                     let _ = ratchet_rng::u64();
                     snap(&mut s);
                     ratchet_rng::rng().reseed().unwrap();
+                    snap(&mut s);
                     let _ = ratchet_rng::u64();
                     snap(&mut s);
                     for i in 0..2100 {
@@ -165,6 +170,20 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                     ratchet_rng::fill(&mut small);
                     let pages = snap(&mut s);
                     assert!(s.windows.len() > 1000, "only {} windows", s.windows.len());
+                    // Positive control: a planted copy of one key window on the
+                    // heap must be found, or the scan proves nothing.
+                    let mut planted = vec![0u8; 16];
+                    for (i, p) in planted.iter_mut().enumerate() {
+                        // SAFETY: inside this thread's live state pages.
+                        *p = unsafe { ((pages.key.0 + i) as *const u8).read_volatile() };
+                    }
+                    let control = s.scan((pages.address, pages.len));
+                    planted.fill(0);
+                    std::hint::black_box(&mut planted);
+                    assert!(
+                        control.iter().any(|f| f.contains("heap") || f.contains("at")),
+                        "the planted key window was not found: the scan proves nothing"
+                    );
                     let found = s.scan((pages.address, pages.len));
                     assert!(
                         found.is_empty(),
