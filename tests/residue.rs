@@ -181,7 +181,9 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                     planted.fill(0);
                     std::hint::black_box(&mut planted);
                     assert!(
-                        control.iter().any(|f| f.contains("heap") || f.contains("at")),
+                        control
+                            .iter()
+                            .any(|f| f.contains("heap") || f.contains("at")),
                         "the planted key window was not found: the scan proves nothing"
                     );
                     let found = s.scan((pages.address, pages.len));
