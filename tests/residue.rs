@@ -13,23 +13,27 @@
 //! scan looks up `window ^ mask`.
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
+#[cfg(ratchet_rng_inspect)]
 use std::collections::HashSet;
+#[cfg(ratchet_rng_inspect)]
 use std::io::{Read, Seek, SeekFrom};
 
 /// A 16-byte window XORed with the mask.
+#[cfg(ratchet_rng_inspect)]
 type Masked = [u8; 16];
 
 /// The masked secrets, and the mask.
+#[cfg(ratchet_rng_inspect)]
 struct Secrets {
     mask: [u8; 16],
     windows: HashSet<Masked>,
 }
 
+#[cfg(ratchet_rng_inspect)]
 impl Secrets {
     /// Adds every 16-byte window of `addr..addr + len` (live memory of this
     /// thread's state, read between calls) that has at least 12 nonzero bytes
     /// (the unused key fields are zero: a window of zeros is no secret).
-    #[cfg(ratchet_rng_inspect)]
     fn add(&mut self, (addr, len): (usize, usize)) {
         let mut masked = vec![0u8; len];
         for (i, m) in masked.iter_mut().enumerate() {
