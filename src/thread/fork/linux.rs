@@ -12,7 +12,7 @@
 //!   sent (a handler or `SIGCHLD = SIG_IGN` does not matter: such a child is
 //!   never reaped automatically), and only a wait with `__WALL` (or `__WCLONE`)
 //!   sees it, so an application's `waitpid(-1, ..)` reaper cannot take it;
-//! - when `/proc/self/status` shows a seccomp filter (`Seccomp: 2`), or cannot be
+//! - when `/proc/thread-self/status` shows a seccomp filter (`Seccomp: 2`), or cannot be
 //!   read, there is no probe: a filter may kill the process on `clone`. Then, and
 //!   whenever the probe cannot run or gives no clear answer (`clone` refused, the
 //!   child killed), the kernel's acceptance of the advice is trusted: a kernel
@@ -72,13 +72,21 @@ pub(crate) fn wipe_works() -> bool {
     works
 }
 
-/// True when `/proc/self/status` says a seccomp filter is active (`Seccomp:` 2)
-/// or cannot be read. Reads into the stack with `open`/`read` (no allocation).
+/// True when this thread's `/proc/thread-self/status` (filters are per
+/// thread; `/proc/self/status` before Linux 3.17) says a seccomp filter is
+/// active (`Seccomp:` 2) or cannot be read. Reads into the stack with
+/// `open`/`read` (no allocation).
 fn seccomp_filtered() -> bool {
-    const PATH: &[u8] = b"/proc/self/status\0";
+    const PATHS: [&[u8]; 2] = [b"/proc/thread-self/status\0", b"/proc/self/status\0"];
     const KEY: &[u8] = b"\nSeccomp:\t";
-    // SAFETY: a NUL-terminated path; the flags ask for nothing but reading.
-    let fd = unsafe { libc::open(PATH.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let mut fd = -1;
+    for path in PATHS {
+        // SAFETY: a NUL-terminated path; the flags ask for nothing but reading.
+        fd = unsafe { libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd >= 0 {
+            break;
+        }
+    }
     if fd < 0 {
         return true;
     }
