@@ -106,7 +106,15 @@ impl State {
         };
         let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
         if forked || force {
-            self.discard(left);
+            if forked && !unseeded {
+                // A fork the page's wipe did not clear (the `pthread_atfork` or
+                // process-id layer, maybe in the middle of a call): the whole
+                // buffer may hold the parent's bytes.
+                self.buf.0.zeroize();
+                *left = 0;
+            } else {
+                self.discard(left);
+            }
             // On failure `seeded`, the epoch or the pid stay stale (a required
             // seeding is tried again on the next call: never serve a stream
             // another process also has), or a forced reseed keeps the current key.
@@ -128,9 +136,11 @@ impl State {
         *left = 0;
     }
 
-    /// Zeroes the unread bytes (the whole buffer).
+    /// Zeroes the unread bytes: the buffer is then all zeros (every byte past
+    /// `left` is already: wiped as served, or never written), without touching
+    /// (and faulting in) the pages of a fresh state.
     pub(crate) fn discard(&mut self, left: &mut usize) {
-        self.buf.0.zeroize();
+        self.buf.0[..*left].zeroize();
         *left = 0;
     }
 
@@ -174,9 +184,15 @@ impl State {
         for piece in direct.chunks_mut(RESEED_BYTES / refill * refill) {
             Self::generate(&mut self.budget, &mut self.generator, piece);
         }
-        // 3. The tail (shorter than a refill) from a refilled buffer.
+        // 3. The tail (shorter than a refill) from a refilled buffer: one
+        // refill right after a seeding (a thread's first use is then cheaper),
+        // else as many as the buffer holds.
         if !tail.is_empty() {
-            let fresh = BUFFER_BYTES / refill * refill;
+            let fresh = if self.budget == RESEED_BYTES {
+                refill
+            } else {
+                BUFFER_BYTES / refill * refill
+            };
             let unread = &mut self.buf.0[..fresh];
             Self::generate(&mut self.budget, &mut self.generator, unread);
             let rest = fresh - tail.len();

@@ -427,7 +427,7 @@ fn close_in_child() {
     }
     // SAFETY: this thread's live page; atomics only through this reference.
     let header = unsafe { &(*page).header };
-    header.left.store(0, Ordering::Relaxed);
+    let mut left = header.left.swap(0, Ordering::Relaxed);
     header.live.store(0, Ordering::Relaxed);
     if in_use(slot) {
         return;
@@ -435,7 +435,7 @@ fn close_in_child() {
     set_slot(slot.map_addr(|a| a | IN_USE));
     // SAFETY: this thread's live page, not in use: no reference to its state is
     // live, and the mark keeps reentrant calls off.
-    unsafe { (*page).state.discard(&mut 0) };
+    unsafe { (*page).state.discard(&mut left) };
     set_slot(slot);
 }
 
