@@ -44,6 +44,7 @@ fn forbid_fork(action: u32) {
     const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
     const RET_K: u16 = 0x06; // BPF_RET | BPF_K
     const ALLOW: u32 = 0x7fff_0000;
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut calls: Vec<u32> = vec![libc::SYS_clone as u32, libc::SYS_clone3 as u32];
     #[cfg(target_arch = "x86_64")]
     calls.extend([libc::SYS_fork as u32, libc::SYS_vfork as u32]);
