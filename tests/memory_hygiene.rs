@@ -310,3 +310,34 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
     .join()
     .unwrap();
 }
+
+/// A thread's state outlives the thread only wiped: at exit its pages are
+/// zeroized and either unmapped or kept for a new thread. Read through
+/// `/proc/self/mem` (an unmapped page reads as an error, not a fault).
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn exited_threads_pages_are_wiped_or_unmapped() {
+    use std::io::{Read, Seek, SeekFrom};
+    for _ in 0..8 {
+        let pages = std::thread::spawn(|| {
+            let mut buf = [0u8; 100];
+            ratchet_rng::fill(&mut buf);
+            let pages = thread_state_pages().unwrap();
+            // Positive control: the live state is not all zeros.
+            assert!(snapshot(&pages).iter().any(|&b| b != 0));
+            pages
+        })
+        .join()
+        .unwrap();
+        let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+        let mut after = vec![0u8; pages.len];
+        let readable = mem.seek(SeekFrom::Start(pages.address as u64)).is_ok()
+            && mem.read_exact(&mut after).is_ok();
+        if readable {
+            assert!(
+                after.iter().all(|&b| b == 0),
+                "an exited thread's state pages still hold data: {pages:?}"
+            );
+        }
+    }
+}

@@ -10,6 +10,13 @@ pub(crate) fn page_bytes() -> usize {
     usize::try_from(page).unwrap_or(4096).max(4096)
 }
 
+/// Maps the pages at once (one system call instead of a page fault per page on
+/// first touch) where the system can.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const POPULATE: libc::c_int = libc::MAP_POPULATE;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const POPULATE: libc::c_int = 0;
+
 /// A new private, anonymous, zero-filled read-write mapping of `len` bytes.
 pub(crate) fn map(len: usize) -> Option<*mut u8> {
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
@@ -19,7 +26,7 @@ pub(crate) fn map(len: usize) -> Option<*mut u8> {
             ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANON,
+            libc::MAP_PRIVATE | libc::MAP_ANON | POPULATE,
             -1,
             0,
         )

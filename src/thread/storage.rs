@@ -38,7 +38,7 @@
 
 use core::cell::Cell;
 use core::ptr;
-use core::sync::atomic::{AtomicUsize, Ordering, compiler_fence};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, compiler_fence};
 
 use std::thread_local;
 
@@ -331,7 +331,7 @@ fn create_page() -> Option<*mut Page> {
         return None;
     }
     let protection = fork::protection(close_in_child);
-    let Some((page, wipes, no_dump)) = alloc_page(protection) else {
+    let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
         let _ = PAGE.try_with(|cell| cell.set(ptr::null_mut()));
         return None;
     };
@@ -373,7 +373,7 @@ fn alloc_page(_: Protection) -> Option<(*mut Page, bool, bool)> {
     Some((std::boxed::Box::into_raw(page).cast::<Page>(), false, false))
 }
 
-/// Wipes the state and frees the page.
+/// Wipes the state and frees the page (one no spare slot keeps).
 ///
 /// # Safety
 /// `page` comes from [`alloc_page`], no reference to it is live, and it is not
@@ -393,6 +393,51 @@ unsafe fn free_page(page: *mut Page) {
     }
 }
 
+/// Wiped pages of exited threads, kept for new threads (null: empty): a new
+/// thread's first use then needs no `mmap`, no advice and no page faults. The
+/// low two bits of each pointer (pages are at least 64-byte aligned) record
+/// the page's advice: wiped in a forked child, kept out of core dumps.
+///
+/// Fork-safe without locks: a slot is taken with a `swap` and given with a
+/// `compare_exchange`, and a child inherits the pages (zeros, as a spare page
+/// holds anyway) with the array.
+static SPARE: [AtomicPtr<Page>; SPARE_PAGES] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; SPARE_PAGES];
+
+/// How many wiped pages are kept; more are unmapped.
+const SPARE_PAGES: usize = 64;
+
+const _: () = assert!(align_of::<Page>() >= 4);
+
+/// A spare page, if any: (page, wiped in a child, kept out of core dumps).
+fn take_spare() -> Option<(*mut Page, bool, bool)> {
+    for slot in &SPARE {
+        if slot.load(Ordering::Relaxed).is_null() {
+            continue;
+        }
+        let tagged = slot.swap(ptr::null_mut(), Ordering::Acquire);
+        if !tagged.is_null() {
+            let page = tagged.map_addr(|a| a & !3);
+            return Some((page, tagged.addr() & 1 != 0, tagged.addr() & 2 != 0));
+        }
+    }
+    None
+}
+
+/// Keeps `page` (wiped) for a new thread; false if there is no room.
+fn give_spare(page: *mut Page, (wipes, no_dump): (bool, bool)) -> bool {
+    let tagged = page.map_addr(|a| a | usize::from(wipes) | usize::from(no_dump) << 1);
+    SPARE.iter().any(|slot| {
+        slot.compare_exchange(
+            ptr::null_mut(),
+            tagged,
+            Ordering::Release,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    })
+}
+
 /// See [`OWNER`].
 struct Owner;
 
@@ -406,7 +451,16 @@ impl Drop for Owner {
             // SAFETY: this thread's page, which no one can reach any more (the
             // gate is closed and `PAGE` says "destroyed"); thread-local
             // destructors do not run inside a call of this module.
-            unsafe { free_page(page) };
+            unsafe {
+                (*page).state.wipe();
+                (*page).header.left.store(0, Ordering::Relaxed);
+                (*page).header.live.store(0, Ordering::Relaxed);
+            }
+            let advice = ADVICE.try_with(Cell::get).unwrap_or_default();
+            if !give_spare(page, advice) {
+                // SAFETY: as above; not kept, so not used after this.
+                unsafe { free_page(page) };
+            }
         }
     }
 }
