@@ -312,32 +312,45 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
 }
 
 /// A thread's state outlives the thread only wiped: at exit its pages are
-/// zeroized and either unmapped or kept for a new thread. Read through
-/// `/proc/self/mem` (an unmapped page reads as an error, not a fault).
+/// zeroized and either unmapped or kept for a new thread. Checked from a
+/// thread-local destructor that runs right after the generator's (registered
+/// before it, destroyed after it), before another thread can take the pages;
+/// read through `/proc/self/mem` (an unmapped page reads as an error, not a
+/// fault).
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn exited_threads_pages_are_wiped_or_unmapped() {
+    use std::cell::Cell;
     use std::io::{Read, Seek, SeekFrom};
+
+    struct CheckAfter(Cell<Option<ThreadStatePages>>);
+    impl Drop for CheckAfter {
+        fn drop(&mut self) {
+            let Some(pages) = self.0.get() else { return };
+            let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+            let mut after = vec![0u8; pages.len];
+            let readable = mem.seek(SeekFrom::Start(pages.address as u64)).is_ok()
+                && mem.read_exact(&mut after).is_ok();
+            assert!(
+                !readable || after.iter().all(|&b| b == 0),
+                "an exited thread's state pages still hold data: {pages:?}"
+            );
+        }
+    }
+    thread_local! {
+        static CHECK: CheckAfter = const { CheckAfter(Cell::new(None)) };
+    }
     for _ in 0..8 {
-        let pages = std::thread::spawn(|| {
+        std::thread::spawn(|| {
+            CHECK.with(|_| ()); // registered first: destroyed last
             let mut buf = [0u8; 100];
             ratchet_rng::fill(&mut buf);
             let pages = thread_state_pages().unwrap();
             // Positive control: the live state is not all zeros.
             assert!(snapshot(&pages).iter().any(|&b| b != 0));
-            pages
+            CHECK.with(|c| c.0.set(Some(pages)));
         })
         .join()
         .unwrap();
-        let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
-        let mut after = vec![0u8; pages.len];
-        let readable = mem.seek(SeekFrom::Start(pages.address as u64)).is_ok()
-            && mem.read_exact(&mut after).is_ok();
-        if readable {
-            assert!(
-                after.iter().all(|&b| b == 0),
-                "an exited thread's state pages still hold data: {pages:?}"
-            );
-        }
     }
 }

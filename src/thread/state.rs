@@ -144,11 +144,14 @@ impl State {
         *left = 0;
     }
 
-    /// Zeroes everything secret: unseeded again.
+    /// Zeroes everything: unseeded again, as a fresh state.
     pub(crate) fn wipe(&mut self) {
         self.buf.0.zeroize();
         self.generator.wipe();
         self.seeded = 0;
+        self.budget = 0;
+        self.epoch = 0;
+        self.pid = 0;
     }
 
     /// Lets the generator produce `out.len()` bytes (a multiple of its refill, at
