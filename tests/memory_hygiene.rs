@@ -1,5 +1,7 @@
 //! The thread-local generator's state pages, checked against the kernel's own
-//! word: the advice results the crate records (`__inspect::thread_state_pages`, built with `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as ignored) and,
+//! word: the advice results the crate records (`__inspect::thread_state_pages`,
+//! built with `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as
+//! ignored) and,
 //! independently, the `VmFlags` line of `/proc/self/smaps` for the mapping that
 //! holds the state (`dd` = `VM_DONTDUMP`, `wf` = `VM_WIPEONFORK`; see `proc(5)`).
 //!
