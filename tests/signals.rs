@@ -136,12 +136,14 @@ fn under_qemu_user() -> bool {
 
 #[test]
 fn handler_and_interrupted_call_never_share_a_value() {
-    if under_qemu_user() {
-        // Known gap: under qemu-user (x86_64 and Nehalem) this scenario dies with
-        // SIGSEGV inside the emulator when the handler runs the generator; a
-        // handler that only calls `getrandom` does not. Not understood yet: the
-        // scenario runs natively in every x86_64 suite.
-        eprintln!("SKIPPED under qemu-user: a SIGALRM handler drawing from the generator");
+    if cfg!(target_arch = "x86_64") && under_qemu_user() {
+        // Known gap: under qemu-x86_64 (default CPU and Nehalem) this scenario
+        // dies with SIGSEGV inside the emulator when the handler runs the
+        // generator; a handler that only calls `getrandom` does not, and the same
+        // scenario passes under qemu-aarch64 (23,460 handler runs, 0 repeats, 0
+        // zeros) and natively. Suspected: the emulator's x86_64 signal frame
+        // (stack alignment / vector state), not understood yet.
+        eprintln!("SKIPPED under qemu-x86_64: a SIGALRM handler drawing from the generator");
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
