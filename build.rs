@@ -12,7 +12,6 @@
 //! | `RATCHET_RNG_NO_AVX2`        | `0`/`1`          | `ratchet_rng_no_avx2`                |
 //! | `RATCHET_RNG_NO_AES`         | `0`/`1`          | `ratchet_rng_no_aes`                 |
 //! | `RATCHET_RNG_NO_SHA3`        | `0`/`1`          | `ratchet_rng_no_sha3`                |
-//! | `RATCHET_RNG_BENCH`          | `0`/`1`          | `ratchet_rng_bench` (a bench-only hook, see `benches/thread_rng.rs`) |
 //! | `RATCHET_RNG_INSPECT`        | `0`/`1`          | `ratchet_rng_inspect`: test-only introspection of secret state (`ratchet_rng::__inspect`, hidden) |
 //!
 //! `ratchet_rng_inspect` is a cfg, not a Cargo feature, on purpose: features unify
@@ -28,12 +27,11 @@ use std::env;
 use std::process::exit;
 
 /// The on/off switches: (environment variable, cfg name).
-const SWITCHES: [(&str, &str); 6] = [
+const SWITCHES: [(&str, &str); 5] = [
     ("RATCHET_RNG_NO_AVX512", "ratchet_rng_no_avx512"),
     ("RATCHET_RNG_NO_AVX2", "ratchet_rng_no_avx2"),
     ("RATCHET_RNG_NO_AES", "ratchet_rng_no_aes"),
     ("RATCHET_RNG_NO_SHA3", "ratchet_rng_no_sha3"),
-    ("RATCHET_RNG_BENCH", "ratchet_rng_bench"),
     ("RATCHET_RNG_INSPECT", "ratchet_rng_inspect"),
 ];
 
@@ -117,10 +115,7 @@ fn main() {
 /// One cfg per SIMD backend family, on when the target has the family and no
 /// switch removes it, so the code names the family (`cfg(ratchet_rng_x86_avx512)`)
 /// instead of repeating the target and switch conditions at every use.
-fn emit_backend_families(
-    soft: bool,
-    [no_avx512, no_avx2, no_aes, no_sha3, _bench, _inspect]: [bool; 6],
-) {
+fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _inspect]: [bool; 5]) {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let little_endian = env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
     // The target's baseline features (and any `-C target-feature` in RUSTFLAGS),

@@ -13,17 +13,16 @@
 //! - `fill_bytes/0` isolates that overhead: an empty request still makes the
 //!   thread-local access and the fork check, and the direct generator's empty
 //!   request costs a few instructions;
-//! - `ratchet_rng::u64 without fork protection` (only when built with
-//!   `RATCHET_RNG_BENCH=1`, which enables a hidden bench-only hook) — `u64()`'s
-//!   buffered read on a buffer in a plain thread-local (no wipe-on-fork page, no
-//!   `pthread_atfork` handler): its difference to `ratchet_rng::u64` is what the
-//!   fork protection costs per call (the fork check itself is the buffer's byte
-//!   count, which both read);
+//! - `plain thread-local buffer (no fork or signal safety)` — a baseline built
+//!   here from public API: an 8 KiB buffer in a plain thread-local, refilled by
+//!   `ratchet_rng::fill` and read 8 bytes at a time, wiping what it serves, with
+//!   no wipe-on-fork page, no in-use mark and no re-validation: its difference to
+//!   `ratchet_rng::u64` is what the fork and signal safety cost per call;
 //! - `ratchet_rng::rng() per call` / `rand::rng() per call` — the handle taken on
 //!   every call, as `rng().next_u64()` is written (rand's clones an `Rc`);
-//! - `bound/AES-256 rounds only` (x86_64 with AVX-512 and VAES) — in the fill
-//!   groups, the AES rounds of that many bytes and nothing else: no AES-CTR
-//!   generator can be faster on this CPU;
+//! - `bound/AES-256 rounds only` (x86_64 with VAES: 512-bit with AVX-512, else
+//!   256-bit) — in the fill groups, the AES rounds of that many bytes and
+//!   nothing else: no AES-CTR generator can be faster on this CPU;
 //! - `first_use` — the first call on a new thread (state creation and seeding from
 //!   the OS), timed inside the thread so thread creation is not counted.
 //!
@@ -47,12 +46,10 @@ fn next_u64(c: &mut Criterion) {
     let mut ours = ratchet_rng::rng();
     group.bench_function("ratchet_rng::rng", |b| b.iter(|| ours.next_u64()));
     group.bench_function("ratchet_rng::u64", |b| b.iter(ratchet_rng::u64));
-    // The same buffered read from a plain thread-local, with no fork protection
-    // (built with `RATCHET_RNG_BENCH=1`).
-    #[cfg(ratchet_rng_bench)]
-    group.bench_function("ratchet_rng::u64 without fork protection", |b| {
-        b.iter(ratchet_rng::__bench_u64_without_fork_check)
-    });
+    group.bench_function(
+        "plain thread-local buffer (no fork or signal safety)",
+        |b| b.iter(plain::u64),
+    );
     let mut theirs = rand::rng();
     group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
     // The handle taken on every call, as `rng().next_u64()` is written: ours is a
@@ -65,6 +62,42 @@ fn next_u64(c: &mut Criterion) {
     });
     direct(&mut group, |rng| rng.next_u64());
     group.finish();
+}
+
+/// The baseline without fork or signal safety, from public API only.
+mod plain {
+    use std::cell::UnsafeCell;
+
+    const BUFFER_BYTES: usize = 8128;
+
+    struct Plain {
+        left: usize,
+        buf: [u8; BUFFER_BYTES],
+    }
+
+    thread_local! {
+        static PLAIN: UnsafeCell<Plain> =
+            const { UnsafeCell::new(Plain { left: 0, buf: [0; BUFFER_BYTES] }) };
+    }
+
+    #[inline]
+    pub fn u64() -> u64 {
+        PLAIN.with(|cell| {
+            // SAFETY: this thread's own buffer; no other reference to it is live
+            // (`ratchet_rng::fill` never reaches it, and nothing here reenters).
+            let p = unsafe { &mut *cell.get() };
+            if p.left < 8 {
+                ratchet_rng::fill(&mut p.buf);
+                p.left = BUFFER_BYTES;
+            }
+            let x = p.left - 8;
+            let src = &mut p.buf[x..x + 8];
+            let out = u64::from_le_bytes(src.try_into().unwrap());
+            src.fill(0);
+            p.left = x;
+            out
+        })
+    }
 }
 
 /// The generators inside the handle, used directly.
@@ -114,14 +147,17 @@ fn fill_bytes(c: &mut Criterion) {
 }
 
 /// The hardware bound of any AES-256-CTR generator on this CPU: the 14 AES rounds
-/// of `size / 16` blocks alone (eight independent VAES-512 registers, four blocks
-/// each, covering the instruction's latency), with no counters, no key schedule,
-/// no loads and no stores. `bound/AES-256 rounds only` in the group; skipped on a
-/// CPU without AVX-512 and VAES.
+/// of `size / 16` blocks alone (eight independent vector registers covering the
+/// instruction's latency: VAES-512, four blocks each, where the CPU has AVX-512,
+/// else VAES-256, two blocks each), with no counters, no key schedule, no loads
+/// and no stores. `bound/AES-256 rounds only` in the group; skipped on a CPU
+/// without VAES.
 #[cfg(target_arch = "x86_64")]
 mod aes_bound {
     use std::arch::x86_64::{
-        __m512i, _mm512_aesenc_epi128, _mm512_set1_epi64, _mm512_storeu_si512, _mm512_xor_si512,
+        __m256i, __m512i, _mm256_aesenc_epi128, _mm256_set1_epi64x, _mm256_storeu_si256,
+        _mm256_xor_si256, _mm512_aesenc_epi128, _mm512_set1_epi64, _mm512_storeu_si512,
+        _mm512_xor_si512,
     };
     use std::hint::black_box;
 
@@ -129,11 +165,11 @@ mod aes_bound {
     use criterion::measurement::WallTime;
 
     const LANES: usize = 8;
-    const BLOCKS_PER_BATCH: usize = LANES * 4;
     const ROUNDS: usize = 14;
 
+    /// `batches` batches of 32 blocks (VAES-512).
     #[target_feature(enable = "avx512f,vaes")]
-    fn rounds_only(batches: usize, seed: i64) -> [u64; 8] {
+    fn rounds_only_512(batches: usize, seed: i64) -> [u64; 8] {
         let key = _mm512_set1_epi64(seed);
         let mut lanes: [__m512i; LANES] = [key; LANES];
         for (i, l) in lanes.iter_mut().enumerate() {
@@ -157,15 +193,47 @@ mod aes_bound {
         out
     }
 
-    pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, size: usize) {
-        if !(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("vaes")) {
-            return;
+    /// `batches` batches of 16 blocks (VAES-256).
+    #[target_feature(enable = "avx2,vaes")]
+    fn rounds_only_256(batches: usize, seed: i64) -> [u64; 4] {
+        let key = _mm256_set1_epi64x(seed);
+        let mut lanes: [__m256i; LANES] = [key; LANES];
+        for (i, l) in lanes.iter_mut().enumerate() {
+            *l = _mm256_xor_si256(*l, _mm256_set1_epi64x(i as i64));
         }
-        let batches = size.div_ceil(16 * BLOCKS_PER_BATCH);
-        group.bench_function("bound/AES-256 rounds only", |b| {
-            // SAFETY: AVX512F and VAES were detected on this CPU above.
-            b.iter(|| unsafe { rounds_only(black_box(batches), black_box(7)) })
-        });
+        for _ in 0..batches {
+            for _ in 0..ROUNDS {
+                for l in lanes.iter_mut() {
+                    *l = _mm256_aesenc_epi128(*l, key);
+                }
+            }
+        }
+        let mut acc = lanes[0];
+        for l in &lanes[1..] {
+            acc = _mm256_xor_si256(acc, *l);
+        }
+        let mut out = [0u64; 4];
+        // SAFETY: `out` is 32 writable bytes; `storeu` needs no alignment; AVX2 is
+        // enabled on this function.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), acc) };
+        out
+    }
+
+    pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, size: usize) {
+        let vaes = std::is_x86_feature_detected!("vaes");
+        if vaes && std::is_x86_feature_detected!("avx512f") {
+            let batches = size.div_ceil(16 * LANES * 4);
+            group.bench_function("bound/AES-256 rounds only", |b| {
+                // SAFETY: AVX512F and VAES were detected on this CPU above.
+                b.iter(|| unsafe { rounds_only_512(black_box(batches), black_box(7)) })
+            });
+        } else if vaes && std::is_x86_feature_detected!("avx2") {
+            let batches = size.div_ceil(16 * LANES * 2);
+            group.bench_function("bound/AES-256 rounds only", |b| {
+                // SAFETY: AVX2 and VAES were detected on this CPU above.
+                b.iter(|| unsafe { rounds_only_256(black_box(batches), black_box(7)) })
+            });
+        }
     }
 }
 

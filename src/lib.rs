@@ -104,6 +104,10 @@
 #[cfg(any(test, feature = "thread_rng"))]
 extern crate std;
 
+#[cfg(ratchet_rng_inspect)]
+#[doc(hidden)]
+#[path = "inspect.rs"]
+pub mod __inspect;
 mod aes;
 mod backend;
 mod chacha;
@@ -111,8 +115,6 @@ mod chacha;
 mod compat;
 #[cfg(feature = "sys_rng")]
 mod error;
-#[cfg(feature = "thread_rng")]
-mod fork;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
@@ -133,9 +135,6 @@ pub use rngs::chacha_key_erasure::{
 pub use rngs::saved::{RestoreError, SAVED_STATE_MAX_BYTES, SavedState};
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
 pub use seed_tree::{SeedTree, SeedTreeRng};
-#[cfg(all(ratchet_rng_bench, feature = "thread_rng"))]
-#[doc(hidden)]
-pub use thread::__bench_u64_without_fork_check;
 #[cfg(feature = "thread_rng")]
 pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};
 

@@ -23,6 +23,35 @@ pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
     seed
 }
 
+/// `SeedableRng::from_rng` and `try_from_rng` as rand_core defines them (the
+/// same seed bytes, so the same streams), except that the seed is wiped after
+/// use (the copy `from_seed` takes by value is the documented limit). Used
+/// inside each generator's `impl SeedableRng`.
+macro_rules! seed_wiping_constructors {
+    () => {
+        /// As rand_core's default; the temporary seed is wiped after use.
+        fn from_rng<R: rand_core::Rng + ?Sized>(rng: &mut R) -> Self {
+            let mut seed = Self::Seed::default();
+            rng.fill_bytes(seed.as_mut());
+            let this = Self::from_seed(seed.clone());
+            zeroize::Zeroize::zeroize(seed.as_mut());
+            this
+        }
+
+        /// As rand_core's default; the temporary seed is wiped after use, also
+        /// when the source fails.
+        fn try_from_rng<R: rand_core::TryRng + ?Sized>(rng: &mut R) -> Result<Self, R::Error> {
+            let mut seed = Self::Seed::default();
+            let result = rng
+                .try_fill_bytes(seed.as_mut())
+                .map(|()| Self::from_seed(seed.clone()));
+            zeroize::Zeroize::zeroize(seed.as_mut());
+            result
+        }
+    };
+}
+pub(crate) use seed_wiping_constructors;
+
 /// The `# Panics` section every generator's type documentation ends with.
 macro_rules! generator_panics_doc {
     () => {

@@ -1,5 +1,7 @@
 //! The thread-local generator's state pages, checked against the kernel's own
-//! word: the advice results the crate records (`hazmat::thread_state_pages`) and,
+//! word: the advice results the crate records (`__inspect::thread_state_pages`,
+//! built with `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as
+//! ignored) and,
 //! independently, the `VmFlags` line of `/proc/self/smaps` for the mapping that
 //! holds the state (`dd` = `VM_DONTDUMP`, `wf` = `VM_WIPEONFORK`; see `proc(5)`).
 //!
@@ -13,7 +15,26 @@
 //! `MADV_WIPEONFORK`, and the smaps flags are required.
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
-use ratchet_rng::hazmat::{ThreadStatePages, thread_state_pages};
+#[cfg(ratchet_rng_inspect)]
+use ratchet_rng::__inspect::{ThreadStatePages, thread_state_pages};
+
+/// Without the inspection hook the tests below are ignored; this stand-in only
+/// lets them compile.
+#[cfg(not(ratchet_rng_inspect))]
+mod stand_in {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct ThreadStatePages {
+        pub address: usize,
+        pub len: usize,
+        pub wipe_on_fork: bool,
+        pub dont_dump: bool,
+    }
+    pub fn thread_state_pages() -> Option<ThreadStatePages> {
+        unreachable!("needs RATCHET_RNG_INSPECT=1")
+    }
+}
+#[cfg(not(ratchet_rng_inspect))]
+use stand_in::{ThreadStatePages, thread_state_pages};
 
 /// One mapping of `/proc/self/smaps`: its address range and `VmFlags` (if the
 /// kernel printed them).
@@ -107,6 +128,7 @@ fn check_this_thread() -> ThreadStatePages {
 }
 
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn state_pages_are_kept_out_of_core_dumps() {
     let here = check_this_thread();
     // Every thread has its own state, with the same treatment.
@@ -122,6 +144,7 @@ fn state_pages_are_kept_out_of_core_dumps() {
 /// (a live state is never all zeros: it holds a seeded generator) and sends the
 /// result back; zero iff the kernel wiped the pages.
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn reported_wipe_matches_what_a_child_sees() {
     let _ = ratchet_rng::u64();
     let pages = thread_state_pages().unwrap();
@@ -178,6 +201,7 @@ fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
 /// the state holds no 16-byte window of anything served, while it does hold the
 /// next bytes of its stream (so the scan does see the buffer).
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn thread_state_holds_no_served_output() {
     std::thread::spawn(|| {
         let mut served = vec![0u8; 100];
@@ -217,6 +241,7 @@ fn thread_state_holds_no_served_output() {
 /// buffered before the fork (the positive control), and none of them may be in
 /// the child's copy.
 #[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn forked_child_holds_none_of_the_parents_unread_output() {
     std::thread::spawn(|| {
         let _ = ratchet_rng::u64();
@@ -286,4 +311,48 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
     })
     .join()
     .unwrap();
+}
+
+/// A thread's state outlives the thread only wiped: at exit its pages are
+/// zeroized and either unmapped or kept for a new thread. Checked from a
+/// thread-local destructor that runs right after the generator's (registered
+/// before it, destroyed after it), before another thread can take the pages;
+/// read through `/proc/self/mem` (an unmapped page reads as an error, not a
+/// fault).
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn exited_threads_pages_are_wiped_or_unmapped() {
+    use std::cell::Cell;
+    use std::io::{Read, Seek, SeekFrom};
+
+    struct CheckAfter(Cell<Option<ThreadStatePages>>);
+    impl Drop for CheckAfter {
+        fn drop(&mut self) {
+            let Some(pages) = self.0.get() else { return };
+            let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+            let mut after = vec![0u8; pages.len];
+            let readable = mem.seek(SeekFrom::Start(pages.address as u64)).is_ok()
+                && mem.read_exact(&mut after).is_ok();
+            assert!(
+                !readable || after.iter().all(|&b| b == 0),
+                "an exited thread's state pages still hold data: {pages:?}"
+            );
+        }
+    }
+    thread_local! {
+        static CHECK: CheckAfter = const { CheckAfter(Cell::new(None)) };
+    }
+    for _ in 0..8 {
+        std::thread::spawn(|| {
+            CHECK.with(|_| ()); // registered first: destroyed last
+            let mut buf = [0u8; 100];
+            ratchet_rng::fill(&mut buf);
+            let pages = thread_state_pages().unwrap();
+            // Positive control: the live state is not all zeros.
+            assert!(snapshot(&pages).iter().any(|&b| b != 0));
+            CHECK.with(|c| c.0.set(Some(pages)));
+        })
+        .join()
+        .unwrap();
+    }
 }

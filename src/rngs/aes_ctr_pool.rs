@@ -153,6 +153,8 @@ impl AesCtrPoolRng {
 impl SeedableRng for AesCtrPoolRng {
     type Seed = [u8; 32];
 
+    super::seed_wiping_constructors!();
+
     /// The 32-byte seed is the first AES-256 key.
     fn from_seed(seed: [u8; 32]) -> Self {
         Self(BufferedRng::new(AesPoolCore::new(&seed)))

@@ -165,6 +165,8 @@ macro_rules! chacha_generator {
         impl SeedableRng for $name {
             type Seed = [u8; 32];
 
+            super::seed_wiping_constructors!();
+
             /// The 32-byte seed is the first key (8 little-endian words).
             fn from_seed(seed: [u8; 32]) -> Self {
                 Self(BufferedRng::new(<$core>::new(&seed, ChaChaBackend::detect())))

@@ -232,6 +232,8 @@ macro_rules! sponge_generator {
         impl SeedableRng for $name {
             type Seed = SpongeSeed;
 
+            super::seed_wiping_constructors!();
+
             /// Absorbs the 136-byte seed (one rate block) and pads.
             fn from_seed(seed: SpongeSeed) -> Self {
                 Self::from_key(&seed.0)

@@ -1,0 +1,215 @@
+//! Fork detection: which protection this process has, and the OS mechanisms,
+//! one file each (`fork/linux.rs`: `madvise` wipe-on-fork; `fork/bsd.rs`:
+//! `minherit`; `fork/atfork.rs`: the `pthread_atfork` epoch). This parent module
+//! is the only place that selects them.
+//!
+//! # Layers
+//! 1. **Wipe on fork** (Linux and Android: `MADV_WIPEONFORK`, kernel 4.14+;
+//!    FreeBSD and OpenBSD: `minherit` with `INHERIT_ZERO`). A forked child gets
+//!    zero-filled pages in place of the thread states, however it was made.
+//! 2. **`pthread_atfork`** (every unix): the child handler moves the fork epoch
+//!    and closes the forking thread's fast path (see `storage.rs`).
+//! 3. **Process id**: compared on the slow path where there is no wipe.
+
+#[cfg(unix)]
+mod atfork;
+#[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
+mod bsd;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+mod linux;
+
+use core::sync::atomic::{AtomicU8, Ordering};
+
+#[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
+use bsd as wipe;
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use linux as wipe;
+
+/// How forks are detected in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protection {
+    /// The states' pages are wiped in a forked child (the kernel accepted the
+    /// advice, and the probe did not show otherwise); the epoch is a second layer.
+    /// The fast path is open.
+    Wipe,
+    /// No wipe mechanism on this system; `pthread_atfork` is registered. The fast
+    /// path is open; every slow path (once per buffer refill) also compares the
+    /// process id.
+    Epoch,
+    /// A wipe mechanism should exist but does not work here (an emulator, an old
+    /// kernel), or `pthread_atfork` failed: every call takes the slow path and
+    /// compares the process id.
+    PidCheck,
+    /// Not unix: no `fork`.
+    NoFork,
+}
+
+impl Protection {
+    /// Whether the fast path may serve from a state whose pages are wiped in a
+    /// child iff `wipes`.
+    pub(crate) fn fast_path(self, wipes: bool) -> bool {
+        match self {
+            Self::Wipe => wipes,
+            Self::Epoch | Self::NoFork => true,
+            Self::PidCheck => false,
+        }
+    }
+
+    /// Whether every slow path compares the process id (no wipe to rely on).
+    pub(crate) fn checks_pid(self) -> bool {
+        matches!(self, Self::Epoch | Self::PidCheck)
+    }
+}
+
+/// `Protection` as decided by [`protection`], cached (0 = not decided yet).
+static PROTECTION: AtomicU8 = AtomicU8::new(0);
+
+/// This process's protection, decided (and probed) on first use, when the
+/// `pthread_atfork` handler is registered with `on_child` as its hook. Racing
+/// threads may each decide; they reach the same answer. An atomic rather than a
+/// `Once`: a fork while another thread holds a `Once` would leave the child
+/// waiting forever.
+pub(crate) fn protection(on_child: fn()) -> Protection {
+    const ALL: [Protection; 4] = [
+        Protection::Wipe,
+        Protection::Epoch,
+        Protection::PidCheck,
+        Protection::NoFork,
+    ];
+    let cached = PROTECTION.load(Ordering::Acquire);
+    if let Some(&known) = ALL.get(usize::from(cached).wrapping_sub(1)) {
+        return known;
+    }
+    let decided = decide(on_child);
+    let code = ALL.iter().position(|&p| p == decided).map_or(0, |i| i + 1);
+    PROTECTION.store(code as u8, Ordering::Release);
+    decided
+}
+
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "openbsd"
+))]
+fn decide(on_child: fn()) -> Protection {
+    // The epoch is a second layer here; the wipe decides.
+    let _ = atfork::register(on_child);
+    if wipe::wipe_works() {
+        Protection::Wipe
+    } else {
+        Protection::PidCheck
+    }
+}
+
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ))
+))]
+fn decide(on_child: fn()) -> Protection {
+    if atfork::register(on_child) {
+        Protection::Epoch
+    } else {
+        Protection::PidCheck
+    }
+}
+
+#[cfg(not(unix))]
+fn decide(_: fn()) -> Protection {
+    Protection::NoFork
+}
+
+/// The current fork epoch (moved in every libc-made child).
+pub(crate) fn epoch() -> usize {
+    #[cfg(unix)]
+    {
+        atfork::epoch()
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// This process's id on unix (a system call: `getpid`), where a fork gives the
+/// child a new one; 0 elsewhere, where no process forks and `std::process::id()`
+/// may not exist: it panics on WASI and on `wasm32-unknown-unknown`.
+///
+/// Its limit: a child made by a raw `clone` into a new PID namespace is pid 1
+/// there, as its parent may be in its own namespace; where the fork check
+/// relies on the process id alone (no wipe, no `pthread_atfork` for raw system
+/// calls) such a child is not told apart.
+pub(crate) fn process_id() -> u32 {
+    #[cfg(unix)]
+    {
+        std::process::id()
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// Asks the kernel to give a forked child zero-filled pages in place of
+/// `page..page + len`; true if accepted. False where the system has no such
+/// mechanism.
+///
+/// # Safety
+/// `page..page + len` is a private anonymous mapping the caller owns.
+#[cfg(unix)]
+pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ))]
+    {
+        // SAFETY: the caller's guarantee, passed on.
+        unsafe { wipe::advise_wipe(page, len) }
+    }
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    )))]
+    {
+        let _ = (page, len);
+        false
+    }
+}
+
+/// Keeps `page..page + len` out of core dumps where the system can (best
+/// effort: the fork safety does not depend on it); true if accepted.
+///
+/// # Safety
+/// As [`advise_wipe`].
+#[cfg(unix)]
+pub(crate) unsafe fn advise_no_dump(page: *mut u8, len: usize) -> bool {
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ))]
+    {
+        // SAFETY: the caller's guarantee, passed on.
+        unsafe { wipe::advise_no_dump(page, len) }
+    }
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    )))]
+    {
+        let _ = (page, len);
+        false
+    }
+}

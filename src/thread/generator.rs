@@ -1,0 +1,119 @@
+//! The generator inside the thread-local state: the refill core of the fastest
+//! secure generator for this CPU ([`AesCtrPoolRng`](crate::AesCtrPoolRng)'s with
+//! AES hardware, [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng)'s
+//! otherwise), held as its bare key so that it can be seeded **in place**: the
+//! operating system writes the seed straight into the state (no generator is
+//! built on the stack and moved in), and an all-zero state, which is what a
+//! forked child's wiped page holds, is a valid (unseeded) value.
+#![forbid(unsafe_code)]
+
+use zeroize::Zeroize;
+
+use crate::OsError;
+use crate::aes::{self, POOL_OUTPUT_BYTES};
+use crate::backend::{AesBackend, ChaChaBackend};
+use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
+
+/// Which core runs, decided by the CPU (cached detection).
+enum Engine {
+    Aes(AesBackend),
+    ChaCha(ChaChaBackend),
+}
+
+fn engine() -> Engine {
+    let aes = AesBackend::detect();
+    if aes.has_hardware() {
+        Engine::Aes(aes)
+    } else {
+        Engine::ChaCha(ChaChaBackend::detect())
+    }
+}
+
+/// The keys; only the engine's is used. Zeroed: unseeded.
+pub(crate) struct Generator {
+    /// The AES-256 key of the next pool.
+    aes_key: [u8; 32],
+    /// The ChaCha8 key of the next key period.
+    chacha_key: [u32; 8],
+    /// Where a new seed lands first, so that a failed reseed leaves the current
+    /// key intact; wiped as soon as it is installed.
+    seed: [u8; 32],
+}
+
+impl Generator {
+    /// The unseeded (all-zero) generator.
+    #[cfg(test)]
+    pub(crate) const fn new() -> Self {
+        Self {
+            aes_key: [0; 32],
+            chacha_key: [0; 8],
+            seed: [0; 32],
+        }
+    }
+
+    /// Reseeds from the operating system, in place. On failure the current key
+    /// stays as it was.
+    pub(crate) fn reseed(&mut self) -> Result<(), OsError> {
+        let result = crate::error::os_fill(&mut self.seed);
+        if result.is_ok() {
+            match engine() {
+                Engine::Aes(_) => self.aes_key.copy_from_slice(&self.seed),
+                Engine::ChaCha(_) => {
+                    for (word, bytes) in
+                        self.chacha_key.iter_mut().zip(self.seed.as_chunks::<4>().0)
+                    {
+                        *word = u32::from_le_bytes(*bytes);
+                    }
+                }
+            }
+        }
+        self.seed.zeroize();
+        result
+    }
+
+    /// The refill: [`generate`](Self::generate) takes multiples of it.
+    pub(crate) fn refill_bytes() -> usize {
+        match engine() {
+            Engine::Aes(_) => POOL_OUTPUT_BYTES,
+            Engine::ChaCha(_) => KEY_PERIOD_OUTPUT_BYTES,
+        }
+    }
+
+    /// Writes the next `out.len()` bytes of the stream to `out`, erasing the key
+    /// at every refill.
+    ///
+    /// # Panics
+    /// If `out.len()` is not a multiple of [`refill_bytes`](Self::refill_bytes)
+    /// (an internal invariant of the thread state: better a panic than a partly
+    /// unwritten buffer).
+    pub(crate) fn generate(&mut self, out: &mut [u8]) {
+        fn whole<const N: usize>(out: &mut [u8]) -> &mut [[u8; N]] {
+            let (refills, rest) = out.as_chunks_mut::<N>();
+            assert!(rest.is_empty(), "ratchet-rng: partial thread-local refill");
+            refills
+        }
+        match engine() {
+            Engine::Aes(backend) => aes::fill_pools(backend, &mut self.aes_key, whole(out)),
+            Engine::ChaCha(backend) => {
+                chacha::key_periods::<8>(backend, &mut self.chacha_key, whole(out));
+            }
+        }
+    }
+
+    /// A copy with the same keys (tests only: generators are not `Clone`).
+    #[cfg(test)]
+    pub(crate) fn twin(&self) -> Self {
+        Self {
+            aes_key: self.aes_key,
+            chacha_key: self.chacha_key,
+            seed: self.seed,
+        }
+    }
+
+    /// Zeroes every key: unseeded again.
+    pub(crate) fn wipe(&mut self) {
+        self.aes_key.zeroize();
+        self.chacha_key.zeroize();
+        self.seed.zeroize();
+    }
+}

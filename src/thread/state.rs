@@ -1,0 +1,243 @@
+//! A thread's state (its output buffer, its generator, the reseed budget and
+//! what the fork check compares) and the reseed policy, in safe code. Where the
+//! state lives and who may touch it when is `storage.rs`'s business; the count
+//! of unread bytes lives there too (in the page's header) and is passed in.
+#![forbid(unsafe_code)]
+
+use zeroize::Zeroize;
+
+use super::fork;
+use super::generator::Generator;
+use crate::OsError;
+use crate::aes::POOL_OUTPUT_BYTES;
+use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
+use crate::rngs::buffer::move_out;
+
+/// Output bytes after which the thread-local generator reseeds itself from the
+/// operating system: 1 MiB.
+///
+/// Why 1 MiB: both generators already erase their key at every refill, so a state
+/// captured later reveals no earlier output without any reseed; reseeding adds
+/// *recovery*, bounding how much future output a captured state predicts. 1 MiB
+/// keeps that window under a millisecond of bulk output, while a reseed (one
+/// `getrandom` call for 32 bytes, a few microseconds at most) stays at about 1 %
+/// of the time to produce 1 MiB even at several GB/s (AES hardware), and far less
+/// on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB; its
+/// ChaCha12 block generator does not erase its key, ours do, so a longer period
+/// costs no backtracking resistance.
+///
+/// The budget is charged when the generator *produces* output (a refill of the
+/// thread's buffer, or whole refills generated straight into a large request), so
+/// no seed ever produces more than `RESEED_BYTES`; a request larger than that is
+/// served in pieces, reseeding between them.
+pub const RESEED_BYTES: usize = 1 << 20;
+
+/// Generator refills (AES pools) per refill of the thread state's buffer.
+const REFILLS_PER_BUFFER: usize = 2;
+
+/// The thread state's output buffer: [`REFILLS_PER_BUFFER`] AES pools' output
+/// (4064 bytes each), which also holds 8 ChaCha key periods (992 bytes each).
+/// One refill call for two pools lets the AES kernel overlap the second pool's
+/// key expansion with the first pool's blocks.
+pub(crate) const BUFFER_BYTES: usize = REFILLS_PER_BUFFER * POOL_OUTPUT_BYTES;
+
+const _: () = assert!(BUFFER_BYTES >= KEY_PERIOD_OUTPUT_BYTES && RESEED_BYTES >= BUFFER_BYTES);
+
+/// `seeded`'s value while the generator holds a seed (any nonzero pattern: a
+/// wiped page reads 0).
+const SEEDED: usize = 0x5EED_5EED;
+
+/// The output buffer, cache-line aligned: requests of 16, 32 or 64 bytes then
+/// never straddle two lines.
+#[repr(C, align(64))]
+pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
+
+/// A thread's state. All zeros (a fresh mapping, or a page a fork wiped) is a
+/// valid value: unseeded, nothing buffered.
+#[repr(C)]
+pub(crate) struct State {
+    /// Output not yet served is `buf[..left]` (`left` is kept by the storage),
+    /// served from its end (the thread's stream has no order to keep); every
+    /// other byte is zero (wiped as it was served).
+    pub(crate) buf: Buffer,
+    /// [`SEEDED`] while the generator holds a seed; 0 before the first seeding,
+    /// in a page a fork wiped, and after a fork was seen in the middle of a call.
+    seeded: usize,
+    /// Bytes the generator may still produce before its scheduled reseed.
+    budget: usize,
+    /// The fork epoch and process id at the last seeding.
+    epoch: usize,
+    pid: u32,
+    generator: Generator,
+}
+
+impl State {
+    /// The unseeded state (all zeros).
+    #[cfg(test)]
+    pub(crate) const fn new() -> Self {
+        Self {
+            buf: Buffer([0; BUFFER_BYTES]),
+            seeded: 0,
+            budget: 0,
+            epoch: 0,
+            pid: 0,
+            generator: Generator::new(),
+        }
+    }
+
+    /// Serves `dst` (any length) with `left` unread bytes buffered, after the
+    /// fork check: seeds when unseeded, and reseeds when a fork is detected (a
+    /// wiped page, a moved epoch, or, when `check_pid` or `force`, another process
+    /// id) or `force` asks. Nothing buffered before a fork or a forced reseed is
+    /// ever served. On a required seeding that fails nothing is served and the
+    /// error is returned; a failed forced reseed keeps the current key.
+    pub(crate) fn serve(
+        &mut self,
+        left: &mut usize,
+        dst: &mut [u8],
+        force: bool,
+        check_pid: bool,
+    ) -> Result<(), OsError> {
+        let unseeded = self.seeded != SEEDED;
+        let pid = if check_pid || force || unseeded {
+            fork::process_id()
+        } else {
+            self.pid
+        };
+        let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
+        if forked || force {
+            if forked && !unseeded {
+                // A fork the page's wipe did not clear (the `pthread_atfork` or
+                // process-id layer, maybe in the middle of a call): the whole
+                // buffer may hold the parent's bytes.
+                self.buf.0.zeroize();
+                *left = 0;
+            } else {
+                self.discard(left);
+            }
+            // On failure `seeded`, the epoch or the pid stay stale (a required
+            // seeding is tried again on the next call: never serve a stream
+            // another process also has), or a forced reseed keeps the current key.
+            self.generator.reseed()?;
+            self.seeded = SEEDED;
+            self.epoch = fork::epoch();
+            self.pid = pid;
+            self.budget = RESEED_BYTES;
+        }
+        self.fill(left, dst);
+        Ok(())
+    }
+
+    /// A fork happened in the middle of a call (from a signal handler): whatever
+    /// this state now holds may be the parent's. Wipes it all and makes the next
+    /// call seed afresh.
+    pub(crate) fn forget(&mut self, left: &mut usize) {
+        self.wipe();
+        *left = 0;
+    }
+
+    /// Zeroes the unread bytes: the buffer is then all zeros (every byte past
+    /// `left` is already: wiped as served, or never written), without touching
+    /// (and faulting in) the pages of a fresh state.
+    pub(crate) fn discard(&mut self, left: &mut usize) {
+        self.buf.0[..*left].zeroize();
+        *left = 0;
+    }
+
+    /// Zeroes everything: unseeded again, as a fresh state.
+    pub(crate) fn wipe(&mut self) {
+        self.buf.0.zeroize();
+        self.generator.wipe();
+        self.seeded = 0;
+        self.budget = 0;
+        self.epoch = 0;
+        self.pid = 0;
+    }
+
+    /// Lets the generator produce `out.len()` bytes (a multiple of its refill, at
+    /// most [`RESEED_BYTES`]) into `out`, reseeding it first if the budget does
+    /// not cover them. A failed scheduled reseed keeps the current key (which the
+    /// generator erases at each refill anyway) and tries again a budget later.
+    /// Takes the two fields rather than `self`, so that `out` may be the buffer.
+    fn generate(budget: &mut usize, generator: &mut Generator, out: &mut [u8]) {
+        if *budget < out.len() {
+            let _ = generator.reseed();
+            *budget = RESEED_BYTES;
+        }
+        *budget -= out.len();
+        generator.generate(out);
+    }
+
+    /// Serves `dst`: the buffered bytes first, then whole refills generated
+    /// straight into `dst` (in pieces of at most [`RESEED_BYTES`]), then the tail
+    /// from a refilled buffer.
+    fn fill(&mut self, left: &mut usize, dst: &mut [u8]) {
+        // 1. What is buffered.
+        let n = dst.len().min(*left);
+        let (now, rest) = dst.split_at_mut(n);
+        move_out(now, &mut self.buf.0[*left - n..*left]);
+        *left -= n;
+        if rest.is_empty() {
+            return;
+        }
+        // 2. Whole refills, straight into `rest`.
+        let refill = Generator::refill_bytes();
+        let whole = rest.len() / refill * refill;
+        let (direct, tail) = rest.split_at_mut(whole);
+        for piece in direct.chunks_mut(RESEED_BYTES / refill * refill) {
+            Self::generate(&mut self.budget, &mut self.generator, piece);
+        }
+        // 3. The tail (shorter than a refill) from a refilled buffer: one
+        // refill right after a seeding (a thread's first use is then cheaper),
+        // else as many as the buffer holds.
+        if !tail.is_empty() {
+            let fresh = if self.budget == RESEED_BYTES {
+                refill
+            } else {
+                BUFFER_BYTES / refill * refill
+            };
+            let unread = &mut self.buf.0[..fresh];
+            Self::generate(&mut self.budget, &mut self.generator, unread);
+            let rest = fresh - tail.len();
+            move_out(tail, &mut unread[rest..]);
+            *left = rest;
+        }
+    }
+
+    /// The inspection hook's view: the ranges (offsets in this state) of the key
+    /// material and of the unread output, for the residue tests.
+    #[cfg(ratchet_rng_inspect)]
+    pub(crate) fn secret_ranges(&self, left: usize) -> [core::ops::Range<usize>; 2] {
+        let base = core::ptr::from_ref(self) as usize;
+        let generator = core::ptr::from_ref(&self.generator) as usize - base;
+        [generator..generator + size_of::<Generator>(), 0..left]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The budget reseeds: a generator with the same key that is never reseeded
+    /// predicts the output within the budget, and not past it.
+    #[test]
+    fn spent_budget_reseeds_from_the_os() {
+        let mut state = std::boxed::Box::new(State::new());
+        state.serve(&mut 0, &mut [0u8; 1], false, false).unwrap();
+        assert_eq!(state.seeded, SEEDED);
+        let refill = Generator::refill_bytes();
+        let mut twin = state.generator.twin();
+        let (mut ours, mut theirs) = (std::vec![0u8; refill], std::vec![0u8; refill]);
+        // Within the budget: the same key, the same bytes.
+        state.budget = refill;
+        State::generate(&mut state.budget, &mut state.generator, &mut ours);
+        twin.generate(&mut theirs);
+        assert_eq!(ours, theirs, "no reseed within the budget");
+        assert_eq!(state.budget, 0);
+        // Past it: a fresh key from the OS.
+        State::generate(&mut state.budget, &mut state.generator, &mut ours);
+        twin.generate(&mut theirs);
+        assert_ne!(ours, theirs, "the spent budget did not reseed");
+        assert_eq!(state.budget, RESEED_BYTES - refill);
+    }
+}

@@ -1,0 +1,556 @@
+//! Where each thread's state lives, who may touch it when, and its lifetime: all
+//! of the thread-local generator's `unsafe` code that is not an OS call.
+//!
+//! # Where the state lives
+//! Each thread's [`State`] lives in a [`Page`] of its own: on unix its own
+//! anonymous mapping, so that the kernel can be told what a forked child sees
+//! there (`fork.rs`). The page starts with a [`Header`]: the count of unread
+//! bytes `left` and the `live` mark, which a wipe-on-fork zeroes. Three
+//! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
+//! in-use flag; [`PAGE`], the raw pointer to the page (the mapping's own
+//! pointer, so that it may reach the whole page); and [`OWNER`], whose
+//! destructor frees the page when the thread exits.
+//!
+//! # In use: reentrancy and signals
+//! Every call marks the state *in use* before it reads anything from it, and
+//! clears the mark when it is done: the low bit of [`SLOT`] (a thread-local,
+//! copied, not wiped, into a forked child). A call that finds the mark set is a
+//! reentrant one (a signal handler that interrupted a call on this thread, a
+//! custom `getrandom` backend, a global allocator or a thread-local destructor
+//! running inside the slow path) and never touches the state: it is served by
+//! the operating system (`getrandom`), as glibc's vDSO `getrandom` does with its
+//! in-use flag. Nothing is served twice, no `&mut` aliases, and the mark is set
+//! before `left` is read, so a handler that ran to completion before the mark
+//! was set has already updated `left`. Compiler fences keep the compiler from
+//! moving state accesses across the mark (a signal handler is invisible to it).
+//!
+//! # A fork in the middle of a call
+//! A signal handler may fork while the call it interrupted is half done; the
+//! child then resumes that call over a page the kernel has wiped (or whose
+//! `pthread_atfork` hook closed it). Every call therefore re-validates after its
+//! last store to the state and before it clears the mark: it reads `live`, which
+//! the call set (the slow path) or found set (the fast path, after the slow path
+//! set it) and which a wipe or the hook zeroes. A call that finds it zero
+//! closes the fast path again (`left = 0`) and serves its request afresh through
+//! the slow path, which seeds the child from the OS. A fork after that read
+//! duplicates a call that has finished with the state: the value it returns was
+//! drawn before the fork, as any value a program holds when it forks.
+
+use core::cell::Cell;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, compiler_fence};
+
+use std::thread_local;
+
+use super::fork::{self, Protection};
+use super::state::{BUFFER_BYTES, State};
+use crate::OsError;
+
+/// `live`'s value while the page may be served from (any nonzero pattern: a
+/// wiped page reads 0).
+const LIVE: usize = 0x11FE_11FE;
+
+/// The part of a page the hot path reads: also the whole of the static [`CLOSED`]
+/// gate. Atomics (always accessed `Relaxed`, plain loads and stores) because a
+/// signal handler on this thread may read them between any two instructions.
+#[repr(C)]
+struct Header {
+    /// Unread bytes at the start of the state's buffer (at most
+    /// [`BUFFER_BYTES`]); 0 in [`CLOSED`], in a fresh page and in a page a fork
+    /// wiped.
+    left: AtomicUsize,
+    /// [`LIVE`] while a fork has not happened since the slow path last took the
+    /// page; zeroed by a wipe-on-fork and by the `pthread_atfork` hook.
+    live: AtomicUsize,
+}
+
+/// A thread's page: the header, then the state. `repr(C)`: a pointer to the page
+/// is a pointer to its header.
+#[repr(C)]
+struct Page {
+    header: Header,
+    state: State,
+}
+
+/// The gate of a thread whose fast path is closed: no state yet, a state whose
+/// every call must take the slow path ([`Protection::PidCheck`]), or a destroyed
+/// one. Never written: the fast path writes only after finding `left >= 1`.
+static CLOSED: Header = Header {
+    left: AtomicUsize::new(0),
+    live: AtomicUsize::new(LIVE),
+};
+
+/// The in-use mark: the low bit of [`SLOT`] (headers are word-aligned).
+const IN_USE: usize = 1;
+
+thread_local! {
+    /// The fast path's gate: the header of this thread's page when the fast path
+    /// may serve from it, else [`CLOSED`]; its low bit is the in-use mark. The
+    /// one thread-local the hot path reads.
+    static SLOT: Cell<*const Header> = const { Cell::new(&raw const CLOSED) };
+
+    /// This thread's page: null before it is created, [`creating`] while it is,
+    /// [`destroyed`] once this thread's thread-locals are being destroyed.
+    static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
+
+    /// What the kernel accepted for this thread's page: wiped in a forked child,
+    /// kept out of core dumps. A thread-local, not in the page, so that a wipe
+    /// does not erase it.
+    static ADVICE: Cell<(bool, bool)> = const { Cell::new((false, false)) };
+
+    /// Frees this thread's page when the thread exits.
+    static OWNER: Owner = const { Owner };
+}
+
+/// A marker address, compared and never dereferenced.
+fn mark(of: &'static u8) -> *mut Page {
+    ptr::from_ref(of).cast_mut().cast()
+}
+
+/// `PAGE` while the page is being created.
+fn creating() -> *mut Page {
+    static MARK: u8 = 0;
+    mark(&MARK)
+}
+
+/// `PAGE` once the page was freed in thread-local destruction.
+fn destroyed() -> *mut Page {
+    static MARK: u8 = 0;
+    mark(&MARK)
+}
+
+/// Whether `page` is a page (not null nor a marker).
+fn is_page(page: *mut Page) -> bool {
+    !page.is_null() && page != creating() && page != destroyed()
+}
+
+/// Whether the in-use mark is set in `slot`.
+fn in_use(slot: *const Header) -> bool {
+    slot.addr() & IN_USE != 0
+}
+
+/// Sets `SLOT`, which also sets or clears the in-use mark. Fenced on both sides:
+/// the compiler may not move state accesses across it.
+#[inline(always)]
+fn set_slot(slot: *const Header) {
+    compiler_fence(Ordering::SeqCst);
+    let _ = SLOT.try_with(|cell| cell.set(slot));
+    compiler_fence(Ordering::SeqCst);
+}
+
+/// Where the last `K` of `left` unread bytes start, if the buffer holds them:
+/// `x = left - K` when `K <= left <= BUFFER_BYTES`, found with one unsigned
+/// compare (a `left` below `K` wraps past the bound), which also proves
+/// `x + K <= BUFFER_BYTES` for the slice that follows.
+#[inline(always)]
+fn last_k<const K: usize>(left: usize) -> Option<usize> {
+    const { assert!(K >= 1 && K <= BUFFER_BYTES) };
+    let x = left.wrapping_sub(K);
+    (x <= BUFFER_BYTES - K).then_some(x)
+}
+
+/// The start of the buffer of the page whose header is `header`.
+///
+/// # Safety
+/// `header` is the header of a live page (not [`CLOSED`]).
+#[inline(always)]
+unsafe fn buffer(header: *const Header) -> *mut u8 {
+    let page = header.cast::<Page>().cast_mut();
+    // SAFETY: the caller's guarantee: `page` points to a live `Page`, with the
+    // provenance of its whole allocation (it was stored from the page pointer).
+    unsafe { (&raw mut (*page).state.buf).cast::<u8>() }
+}
+
+/// The hot path of `u32()` / `u64()`: the last `K` unread bytes of this thread's
+/// buffer, wiped there, if the fast path is open, the state not in use and the
+/// buffer holds them; `None` otherwise (then call [`fill_slow`]).
+///
+/// This is also the fork check: a forked child finds `left == 0` (its page wiped
+/// by the kernel, or zeroed by the `pthread_atfork` hook), so its first call
+/// takes the slow path, which reseeds.
+#[inline(always)]
+pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
+    let slot = SLOT.with(Cell::get);
+    if in_use(slot) {
+        return None;
+    }
+    set_slot(slot.map_addr(|a| a | IN_USE));
+    // SAFETY: `slot` is `CLOSED` or the header of this thread's live page; both
+    // are valid for reads while this thread runs, and only atomics are read.
+    let header = unsafe { &*slot };
+    let left = header.left.load(Ordering::Relaxed);
+    let Some(x) = last_k::<K>(left) else {
+        set_slot(slot);
+        return None;
+    };
+    // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
+    // live page, and this call holds the in-use mark, so nothing else touches its
+    // buffer; `x + K <= BUFFER_BYTES` (`last_k`).
+    let out = unsafe {
+        let src = buffer(slot).add(x);
+        let out = src.cast::<[u8; K]>().read();
+        src.write_bytes(0, K);
+        out
+    };
+    header.left.store(x, Ordering::Relaxed);
+    compiler_fence(Ordering::SeqCst);
+    if header.live.load(Ordering::Relaxed) != LIVE {
+        forked_during(header, slot);
+        return None;
+    }
+    set_slot(slot);
+    Some(out)
+}
+
+/// A fork happened during a fast-path call (from a signal handler): close the
+/// fast path again, release the mark, and let the slow path serve afresh.
+#[cold]
+#[inline(never)]
+fn forked_during(header: &Header, slot: *const Header) {
+    header.left.store(0, Ordering::Relaxed);
+    set_slot(slot);
+}
+
+/// The hot path of a fill: serves `dst` from the end of this thread's unread
+/// bytes, wiping what it serves, if the fast path is open, the state not in use
+/// and the buffer holds all of it; false otherwise (then call [`fill_slow`]). An
+/// empty `dst` with the gate closed or the buffer empty goes to the slow path
+/// too (which seeds, or reseeds after a fork).
+#[inline(always)]
+pub(crate) fn take_into(dst: &mut [u8]) -> bool {
+    let slot = SLOT.with(Cell::get);
+    if in_use(slot) {
+        return false;
+    }
+    set_slot(slot.map_addr(|a| a | IN_USE));
+    // SAFETY: as in `take`: `CLOSED` or this thread's live page; atomics only.
+    let header = unsafe { &*slot };
+    let left = header.left.load(Ordering::Relaxed);
+    // `x <= left` iff `dst.len() <= left` (else `x` wraps).
+    let x = left.wrapping_sub(dst.len());
+    if left == 0 || x > left || left > BUFFER_BYTES {
+        set_slot(slot);
+        return false;
+    }
+    // SAFETY: `left >= 1`: this thread's live page (as in `take`), held in use;
+    // `x..left` lies in its buffer (`left <= BUFFER_BYTES`), and `dst` is the
+    // caller's memory, which cannot overlap the page (nothing hands it out).
+    let src = unsafe { core::slice::from_raw_parts_mut(buffer(slot).add(x), left - x) };
+    crate::rngs::buffer::move_out(dst, src);
+    header.left.store(x, Ordering::Relaxed);
+    compiler_fence(Ordering::SeqCst);
+    if header.live.load(Ordering::Relaxed) != LIVE {
+        forked_during(header, slot);
+        return false;
+    }
+    set_slot(slot);
+    true
+}
+
+/// The slow path: creates the state, or detects a fork and reseeds, or reseeds
+/// because `force` asks, then fills `dst` (any length; the budget's scheduled
+/// reseeds happen inside). A reentrant call (the state in use), and any call
+/// where there is no usable state (during or after thread-local destruction, or
+/// no memory), is served by the operating system.
+///
+/// # Errors
+/// The OS error when seeding is required (first use, after a fork, `force`, or
+/// the OS fallback) and the OS generator fails.
+#[cold]
+#[inline(never)]
+pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
+    let Ok(slot) = SLOT.try_with(Cell::get) else {
+        return crate::error::os_fill(dst);
+    };
+    let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
+    if in_use(slot) || !(page.is_null() || is_page(page)) {
+        return crate::error::os_fill(dst);
+    }
+    set_slot(slot.map_addr(|a| a | IN_USE));
+    let page = if page.is_null() {
+        match create_page() {
+            Some(page) => page,
+            None => {
+                set_slot(slot);
+                return crate::error::os_fill(dst);
+            }
+        }
+    } else {
+        page
+    };
+    let protection = fork::protection(close_in_child);
+    let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
+    let fast = protection.fast_path(wipes);
+    // Where the fast path is closed (no working wipe), every call comes here and
+    // compares the process id; with the epoch alone, once per buffer refill.
+    let check_pid = protection.checks_pid() || !fast;
+    let result = loop {
+        // SAFETY: `page` is this thread's live page; only its atomics are read
+        // through this shared reference, and no `&mut` covers the header.
+        let header = unsafe { &(*page).header };
+        header.live.store(LIVE, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        let mut left = header.left.load(Ordering::Relaxed);
+        // SAFETY: this thread's live page, held in use by this call: no other
+        // reference to its state exists (reentrant calls see the mark and keep
+        // off; the fast path reaches only the buffer, and only under the mark).
+        let state = unsafe { &mut (*page).state };
+        let result = state.serve(&mut left, dst, force, check_pid);
+        header.left.store(left, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        if header.live.load(Ordering::Relaxed) == LIVE {
+            break result;
+        }
+        // Forked during this call (a signal handler): this is the child. What
+        // the state holds may be the parent's: forget it and serve afresh.
+        state.forget(&mut left);
+        header.left.store(0, Ordering::Relaxed);
+    };
+    // Open or close the gate for the calls that follow; clears the mark.
+    let gate = if fast && result.is_ok() {
+        page.cast_const().cast::<Header>()
+    } else {
+        &raw const CLOSED
+    };
+    set_slot(gate);
+    result
+}
+
+/// Creates this thread's page (its state unseeded: the first `serve` seeds it);
+/// `None` when it cannot be created (the thread's thread-locals are being
+/// destroyed, or no memory): the caller then draws from the OS. Called under
+/// the in-use mark, so a reentrant call from inside (the allocation that
+/// registering the thread-exit destructor may make, a global allocator) is
+/// served by the OS.
+fn create_page() -> Option<*mut Page> {
+    let _ = PAGE.try_with(|cell| cell.set(creating()));
+    // The destructor that frees the page must be registered first; it cannot be
+    // once this thread's thread-locals are being destroyed.
+    if OWNER.try_with(|_| ()).is_err() {
+        let _ = PAGE.try_with(|cell| cell.set(destroyed()));
+        return None;
+    }
+    let protection = fork::protection(close_in_child);
+    let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
+        let _ = PAGE.try_with(|cell| cell.set(ptr::null_mut()));
+        return None;
+    };
+    let _ = ADVICE.try_with(|cell| cell.set((wipes, no_dump)));
+    let _ = PAGE.try_with(|cell| cell.set(page));
+    Some(page)
+}
+
+/// The length of a page's allocation: whole pages on unix.
+fn page_len() -> usize {
+    #[cfg(unix)]
+    {
+        size_of::<Page>().next_multiple_of(super::pages::page_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        size_of::<Page>()
+    }
+}
+
+/// Allocates a zeroed page; also returns whether it will be wiped in a forked
+/// child, and whether it is kept out of core dumps. All zeros is a valid `Page`
+/// (a header with nothing unread and not live; an unseeded state: integers and
+/// arrays of integers only).
+#[cfg(unix)]
+fn alloc_page(protection: Protection) -> Option<(*mut Page, bool, bool)> {
+    let len = page_len();
+    let page = super::pages::map(len)?;
+    // SAFETY: `page..page + len` is the fresh private mapping made above.
+    let wipes = protection == Protection::Wipe && unsafe { fork::advise_wipe(page, len) };
+    // SAFETY: as above.
+    let no_dump = unsafe { fork::advise_no_dump(page, len) };
+    Some((page.cast::<Page>(), wipes, no_dump))
+}
+
+#[cfg(not(unix))]
+fn alloc_page(_: Protection) -> Option<(*mut Page, bool, bool)> {
+    let page = std::boxed::Box::<Page>::new_zeroed();
+    Some((std::boxed::Box::into_raw(page).cast::<Page>(), false, false))
+}
+
+/// Wipes the state and frees the page (one no spare slot keeps).
+///
+/// # Safety
+/// `page` comes from [`alloc_page`], no reference to it is live, and it is not
+/// used afterwards.
+unsafe fn free_page(page: *mut Page) {
+    // SAFETY: `page` is valid and exclusively ours (the caller).
+    unsafe { (*page).state.wipe() };
+    #[cfg(unix)]
+    {
+        // SAFETY: the mapping `alloc_page` made (same length), not used after this.
+        unsafe { super::pages::unmap(page.cast::<u8>(), page_len()) };
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: the box `alloc_page` leaked, zero-initialised (a valid `Page`).
+        drop(unsafe { std::boxed::Box::from_raw(page) });
+    }
+}
+
+/// Wiped pages of exited threads, kept for new threads (null: empty): a new
+/// thread's first use then needs no `mmap`, no advice and no page faults. The
+/// low two bits of each pointer (pages are at least 64-byte aligned) record
+/// the page's advice: wiped in a forked child, kept out of core dumps.
+///
+/// Fork-safe without locks: a slot is taken with a `swap` and given with a
+/// `compare_exchange`, and a child inherits the pages (zeros, as a spare page
+/// holds anyway) with the array.
+static SPARE: [AtomicPtr<Page>; SPARE_PAGES] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; SPARE_PAGES];
+
+/// How many wiped pages are kept; more are unmapped.
+const SPARE_PAGES: usize = 64;
+
+const _: () = assert!(align_of::<Page>() >= 4);
+
+/// A spare page, if any: (page, wiped in a child, kept out of core dumps).
+fn take_spare() -> Option<(*mut Page, bool, bool)> {
+    for slot in &SPARE {
+        if slot.load(Ordering::Relaxed).is_null() {
+            continue;
+        }
+        let tagged = slot.swap(ptr::null_mut(), Ordering::Acquire);
+        if !tagged.is_null() {
+            let page = tagged.map_addr(|a| a & !3);
+            return Some((page, tagged.addr() & 1 != 0, tagged.addr() & 2 != 0));
+        }
+    }
+    None
+}
+
+/// Keeps `page` (wiped) for a new thread; false if there is no room.
+fn give_spare(page: *mut Page, (wipes, no_dump): (bool, bool)) -> bool {
+    let tagged = page.map_addr(|a| a | usize::from(wipes) | usize::from(no_dump) << 1);
+    SPARE.iter().any(|slot| {
+        slot.compare_exchange(
+            ptr::null_mut(),
+            tagged,
+            Ordering::Release,
+            Ordering::Relaxed,
+        )
+        .is_ok()
+    })
+}
+
+/// See [`OWNER`].
+struct Owner;
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let _ = SLOT.try_with(|slot| slot.set(&raw const CLOSED));
+        let Ok(page) = PAGE.try_with(|cell| cell.replace(destroyed())) else {
+            return;
+        };
+        if is_page(page) {
+            // SAFETY: this thread's page, which no one can reach any more (the
+            // gate is closed and `PAGE` says "destroyed"); thread-local
+            // destructors do not run inside a call of this module.
+            unsafe {
+                (*page).state.wipe();
+                (*page).header.left.store(0, Ordering::Relaxed);
+                (*page).header.live.store(0, Ordering::Relaxed);
+            }
+            let advice = ADVICE.try_with(Cell::get).unwrap_or_default();
+            if !give_spare(page, advice) {
+                // SAFETY: as above; not kept, so not used after this.
+                unsafe { free_page(page) };
+            }
+        }
+    }
+}
+
+/// The `pthread_atfork` child hook: closes the fast path of the thread that
+/// forked (the child's only thread). If a call was in progress there (the fork
+/// came from a signal handler that interrupted it), that call finds `live`
+/// zeroed when it resumes and starts over; otherwise the buffer is wiped here,
+/// under the in-use mark, so that no byte the parent may also serve stays in
+/// the child, wiped pages or not. (The epoch, moved by the handler, makes the
+/// next slow path reseed.)
+fn close_in_child() {
+    let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
+        return;
+    };
+    if !is_page(page) {
+        return;
+    }
+    // SAFETY: this thread's live page; atomics only through this reference.
+    let header = unsafe { &(*page).header };
+    let mut left = header.left.swap(0, Ordering::Relaxed);
+    header.live.store(0, Ordering::Relaxed);
+    if in_use(slot) {
+        return;
+    }
+    set_slot(slot.map_addr(|a| a | IN_USE));
+    // SAFETY: this thread's live page, not in use: no reference to its state is
+    // live, and the mark keeps reentrant calls off.
+    unsafe { (*page).state.discard(&mut left) };
+    set_slot(slot);
+}
+
+/// What the inspection hook reports about this thread's state.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) struct Inspected {
+    /// Address and length of the page.
+    pub(crate) page: (usize, usize),
+    /// Wiped in a forked child; kept out of core dumps.
+    pub(crate) advice: (bool, bool),
+    /// Addresses and lengths of the key material and of the unread output.
+    pub(crate) secrets: [(usize, usize); 2],
+}
+
+/// This thread's state, created and seeded if needed; `None` when it cannot
+/// exist (thread-local destruction, no memory, OS seeding failed).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inspect() -> Option<Inspected> {
+    fill_slow(&mut [], false).ok()?;
+    let page = PAGE.try_with(Cell::get).ok()?;
+    if !is_page(page) {
+        return None;
+    }
+    // SAFETY: this thread's live page, not in use (no call of this module is in
+    // progress on this thread); read only.
+    let (ranges, state) = unsafe {
+        let left = (*page).header.left.load(Ordering::Relaxed);
+        (
+            (*page).state.secret_ranges(left),
+            (&raw const (*page).state).addr(),
+        )
+    };
+    let [key, unread] = ranges;
+    Some(Inspected {
+        page: (page.addr(), page_len()),
+        advice: ADVICE.try_with(Cell::get).unwrap_or_default(),
+        secrets: [
+            (state + key.start, key.len()),
+            (state + unread.start, unread.len()),
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_gate_never_takes_the_fast_path() {
+        assert_eq!(CLOSED.left.load(Ordering::Relaxed), 0);
+        assert_eq!(last_k::<1>(0), None);
+        assert_eq!(last_k::<8>(0), None);
+    }
+
+    #[test]
+    fn last_k_accepts_exactly_the_held_bytes() {
+        assert_eq!(last_k::<8>(8), Some(0));
+        assert_eq!(last_k::<8>(7), None);
+        assert_eq!(last_k::<4>(BUFFER_BYTES), Some(BUFFER_BYTES - 4));
+        assert_eq!(last_k::<BUFFER_BYTES>(BUFFER_BYTES), Some(0));
+        assert_eq!(last_k::<1>(BUFFER_BYTES + 1), None);
+        assert_eq!(last_k::<8>(usize::MAX), None);
+    }
+}
