@@ -23,12 +23,27 @@ pub(crate) fn derive_key(key: &[u8], domain: u8) -> [u8; 32] {
     seed
 }
 
-/// `SeedableRng::from_rng` and `try_from_rng` as rand_core defines them (the
-/// same seed bytes, so the same streams), except that the seed is wiped after
-/// use (the copy `from_seed` takes by value is the documented limit). Used
-/// inside each generator's `impl SeedableRng`.
+/// `SeedableRng::seed_from_u64`, `from_rng` and `try_from_rng` as rand_core 0.10
+/// defines them (the same seed bytes, so the same streams: the golden and compat
+/// tests pin them), except that the temporary seed is wiped after use (the copy
+/// `from_seed` takes by value is the documented limit). Used inside each
+/// generator's `impl SeedableRng`.
 macro_rules! seed_wiping_constructors {
     () => {
+        /// As rand_core's default (the seed filled by PCG32 from `state`); the
+        /// temporary seed and the PCG state are wiped after use.
+        fn seed_from_u64(mut state: u64) -> Self {
+            let mut seed = Self::Seed::default();
+            for chunk in seed.as_mut().chunks_mut(4) {
+                let word = $crate::rngs::pcg32(&mut state);
+                chunk.copy_from_slice(&word[..chunk.len()]);
+            }
+            let this = Self::from_seed(seed.clone());
+            zeroize::Zeroize::zeroize(seed.as_mut());
+            zeroize::Zeroize::zeroize(&mut state);
+            this
+        }
+
         /// As rand_core's default; the temporary seed is wiped after use.
         fn from_rng<R: rand_core::Rng + ?Sized>(rng: &mut R) -> Self {
             let mut seed = Self::Seed::default();
@@ -51,6 +66,18 @@ macro_rules! seed_wiping_constructors {
     };
 }
 pub(crate) use seed_wiping_constructors;
+
+/// rand_core 0.10's `seed_from_u64` step: advance a PCG32 state and output 4
+/// little-endian bytes (PCG-XSH-RR).
+pub(crate) fn pcg32(state: &mut u64) -> [u8; 4] {
+    const MUL: u64 = 0x5851_F42D_4C95_7F2D;
+    const INC: u64 = 0xA176_54E4_6FBE_17F3;
+    *state = state.wrapping_mul(MUL).wrapping_add(INC);
+    let s = *state;
+    let xorshifted = (((s >> 18) ^ s) >> 27) as u32;
+    let rot = (s >> 59) as u32;
+    xorshifted.rotate_right(rot).to_le_bytes()
+}
 
 /// The `# Panics` section every generator's type documentation ends with.
 macro_rules! generator_panics_doc {

@@ -22,6 +22,18 @@ use ratchet_rng::{
     TurboShakeRng,
 };
 
+/// A `SeedableRng` that only keeps its seed: its `seed_from_u64` and `from_rng`
+/// are rand_core's defaults, the reference for the generators' overrides.
+struct SeedProbe<S>(S);
+
+impl<S: Clone + Default + AsMut<[u8]> + AsRef<[u8]>> SeedableRng for SeedProbe<S> {
+    type Seed = S;
+
+    fn from_seed(seed: S) -> Self {
+        Self(seed)
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Fill(usize),
@@ -105,6 +117,34 @@ macro_rules! generator_tests {
                 a.fill_bytes(&mut []);
                 let _ = b.next_u32();
                 assert_eq!(a.next_u64(), b.next_u64());
+            }
+
+            /// `seed_from_u64`, `from_rng` and `try_from_rng` are overridden (to
+            /// wipe their temporary seed): they must still give exactly the seeds
+            /// of rand_core's defaults, which a probe type that keeps the seed
+            /// shows.
+            #[test]
+            fn seeding_equals_rand_cores_defaults() {
+                type Seed = <$rng as SeedableRng>::Seed;
+                for state in [0, 1, 2024, u64::MAX] {
+                    let seed = SeedProbe::<Seed>::seed_from_u64(state).0;
+                    assert_eq!(
+                        one_fill(&mut <$rng>::seed_from_u64(state), 64),
+                        one_fill(&mut <$rng>::from_seed(seed), 64),
+                        "seed_from_u64({state})"
+                    );
+                }
+                let mut source = ShakeRng::from_key(b"source");
+                let seed = SeedProbe::<Seed>::from_rng(&mut ShakeRng::from_key(b"source")).0;
+                assert_eq!(
+                    one_fill(&mut <$rng>::from_rng(&mut source), 64),
+                    one_fill(&mut <$rng>::from_seed(seed.clone()), 64)
+                );
+                let Ok(mut tried) = <$rng>::try_from_rng(&mut ShakeRng::from_key(b"source"));
+                assert_eq!(
+                    one_fill(&mut tried, 64),
+                    one_fill(&mut <$rng>::from_seed(seed), 64)
+                );
             }
 
             #[test]
