@@ -12,8 +12,8 @@
 use libfuzzer_sys::fuzz_target;
 use ratchet_rng::rand_core::Rng;
 use ratchet_rng::{
-    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng,
-    RestoreError, SavedState, ShakeRng, TurboShakeRng,
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
+    SavedState, ShakeRng, TurboShakeRng,
 };
 
 trait Saveable: Rng + Sized {
@@ -74,8 +74,16 @@ fn check<G: Saveable>(data: &[u8], near_valid: bool) {
     };
     let saved = rng.save();
     let mut again = G::restore(saved.as_ref()).expect("a saved state restores");
-    assert_eq!(again.save().as_ref(), saved.as_ref(), "save does not round-trip");
-    assert_eq!(next(&mut again), next(&mut rng), "the restored stream differs");
+    assert_eq!(
+        again.save().as_ref(),
+        saved.as_ref(),
+        "save does not round-trip"
+    );
+    assert_eq!(
+        next(&mut again),
+        next(&mut rng),
+        "the restored stream differs"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
