@@ -6,46 +6,16 @@
 
 mod common;
 
+use common::saveable::Saveable;
 use common::{hex, one_fill, proptest_config};
 use proptest::prelude::*;
 use ratchet_rng::rand_core::{Rng, SeedableRng};
 use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
-    SAVED_STATE_MAX_BYTES, SavedState, ShakeRng, TurboShakeRng,
+    SAVED_STATE_MAX_BYTES, ShakeRng, TurboShakeRng,
 };
 
 const GO_VECTORS: &str = include_str!("data/go_chacha8_states.txt");
-
-/// The generators' common surface here.
-trait Saveable: Rng + Sized {
-    fn save(&self) -> SavedState;
-    fn restore(bytes: &[u8]) -> Result<Self, RestoreError>;
-    fn make(key: &[u8]) -> Self;
-}
-
-macro_rules! saveable {
-    ($($name:ident),*) => {$(
-        impl Saveable for $name {
-            fn save(&self) -> SavedState {
-                $name::save(self)
-            }
-            fn restore(bytes: &[u8]) -> Result<Self, RestoreError> {
-                $name::restore(bytes)
-            }
-            fn make(key: &[u8]) -> Self {
-                $name::from_key(key)
-            }
-        }
-    )*};
-}
-saveable!(
-    TurboShakeRng,
-    ShakeRng,
-    ChaChaKeyErasureRng,
-    ChaCha12KeyErasureRng,
-    ChaCha20KeyErasureRng,
-    AesCtrPoolRng
-);
 
 // --- Go's vectors ---------------------------------------------------------------
 

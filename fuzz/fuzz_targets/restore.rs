@@ -10,41 +10,15 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/common/saveable.rs"]
+mod saveable;
 use ratchet_rng::rand_core::Rng;
 use ratchet_rng::{
-    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
-    SavedState, ShakeRng, TurboShakeRng,
-};
-
-trait Saveable: Rng + Sized {
-    fn make() -> Self;
-    fn save(&self) -> SavedState;
-    fn restore(bytes: &[u8]) -> Result<Self, RestoreError>;
-}
-
-macro_rules! saveable {
-    ($($name:ident),*) => {$(
-        impl Saveable for $name {
-            fn make() -> Self {
-                $name::from_key(b"fuzz restore")
-            }
-            fn save(&self) -> SavedState {
-                $name::save(self)
-            }
-            fn restore(bytes: &[u8]) -> Result<Self, RestoreError> {
-                $name::restore(bytes)
-            }
-        }
-    )*};
-}
-saveable!(
+    AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
     TurboShakeRng,
-    ShakeRng,
-    ChaChaKeyErasureRng,
-    ChaCha12KeyErasureRng,
-    ChaCha20KeyErasureRng,
-    AesCtrPoolRng
-);
+};
+use saveable::Saveable;
 
 fn next(rng: &mut impl Rng) -> [u8; 64] {
     let mut out = [0u8; 64];
@@ -55,7 +29,7 @@ fn next(rng: &mut impl Rng) -> [u8; 64] {
 fn check<G: Saveable>(data: &[u8], near_valid: bool) {
     let input: Vec<u8> = if near_valid {
         let [lo, hi, rest @ ..] = data else { return };
-        let mut rng = G::make();
+        let mut rng = G::make(b"fuzz restore");
         let mut skip = vec![0u8; usize::from(u16::from_le_bytes([*lo, *hi])) % 9000];
         rng.fill_bytes(&mut skip);
         let mut state = rng.save().as_ref().to_vec();

@@ -3,6 +3,7 @@
 
 pub mod compat;
 pub mod oracle;
+pub mod saveable;
 pub mod stream_split;
 
 /// Decodes lower- or upper-case hex; panics on malformed input (test data only).
