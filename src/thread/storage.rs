@@ -341,6 +341,10 @@ fn create_page() -> Option<*mut Page> {
 }
 
 /// The length of a page's allocation: whole pages on unix.
+#[cfg_attr(
+    not(any(unix, ratchet_rng_inspect)),
+    allow(dead_code, reason = "off unix only the inspection hook reports it")
+)]
 fn page_len() -> usize {
     #[cfg(unix)]
     {
