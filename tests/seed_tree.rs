@@ -249,6 +249,7 @@ fn descend_is_a_chain_of_children() {
 
 /// Points of item `i` of the Monte Carlo job that fall inside the unit circle,
 /// from `root.child(i)`: the same job as `examples/parallel.rs`.
+#[cfg(not(target_family = "wasm"))]
 fn hits(root: &SeedTree, i: u64, points: u32) -> u64 {
     let mut rng: ChaChaKeyErasureRng = root.child(i).rng();
     let mut inside = 0;
