@@ -49,6 +49,10 @@ unsafe impl GlobalAlloc for Drawing {
 static ALLOCATOR: Drawing = Drawing;
 
 #[test]
+#[cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics")),
+    ignore = "spawns threads: none on this target"
+)]
 fn an_allocator_that_draws_is_served_and_never_repeats() {
     ENABLED.store(true, Ordering::Relaxed);
     let threads: Vec<_> = (0..64)

@@ -303,6 +303,10 @@ fn results_do_not_depend_on_threads_or_order() {
 }
 
 #[test]
+#[cfg_attr(
+    all(target_family = "wasm", not(target_feature = "atomics")),
+    ignore = "spawns threads: none on this target"
+)]
 fn nodes_derived_on_other_threads_are_the_same() {
     let here: Vec<u64> = (0..16)
         .map(|i| node("7").child(i).rng::<TurboShakeRng>().next_u64())
