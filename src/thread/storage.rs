@@ -373,8 +373,14 @@ fn alloc_page(protection: Protection) -> Option<(*mut Page, bool, bool)> {
 
 #[cfg(not(unix))]
 fn alloc_page(_: Protection) -> Option<(*mut Page, bool, bool)> {
-    let page = std::boxed::Box::<Page>::new_zeroed();
-    Some((std::boxed::Box::into_raw(page).cast::<Page>(), false, false))
+    // `Box::new_zeroed` would do, but it is newer than the MSRV (1.92).
+    let layout = std::alloc::Layout::new::<Page>();
+    // SAFETY: `Page` is not zero-sized, so the layout is valid for `alloc_zeroed`;
+    // null (no memory) is handled below.
+    let page = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Page>();
+    // All zeros is a valid `Page` (see above); `free_page` gives it back as the
+    // `Box<Page>` it is layout-compatible with (global allocator, `Layout::new`).
+    (!page.is_null()).then_some((page, false, false))
 }
 
 /// Wipes the state and frees the page (one no spare slot keeps).
