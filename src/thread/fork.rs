@@ -1,7 +1,8 @@
 //! Fork detection: which protection this process has, and the OS mechanisms,
 //! one file each (`fork/linux.rs`: `madvise` wipe-on-fork; `fork/bsd.rs`:
-//! `minherit`; `fork/atfork.rs`: the `pthread_atfork` epoch). This parent module
-//! is the only place that selects them.
+//! `minherit`; `fork/none.rs`: the other unix systems, which have no wipe;
+//! `fork/atfork.rs`: the `pthread_atfork` epoch). This parent module is the only
+//! place that selects them.
 //!
 //! # Layers
 //! 1. **Wipe on fork** (Linux and Android: `MADV_WIPEONFORK`, kernel 4.14+;
@@ -17,6 +18,16 @@ mod atfork;
 mod bsd;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 mod linux;
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ))
+))]
+mod none;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -24,6 +35,26 @@ use core::sync::atomic::{AtomicU8, Ordering};
 use bsd as wipe;
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use linux as wipe;
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    ))
+))]
+use none as wipe;
+
+/// Asks the kernel to give a forked child zero-filled pages in place of
+/// `page..page + len`; true if accepted, false where the system has no such
+/// mechanism. Keeps `page..page + len` out of core dumps where the system can
+/// (best effort: the fork safety does not depend on it); true if accepted.
+///
+/// Both are `unsafe`: `page..page + len` must be a private anonymous mapping
+/// the caller owns.
+#[cfg(unix)]
+pub(crate) use wipe::{advise_no_dump, advise_wipe};
 
 /// How forks are detected in this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,33 +117,17 @@ pub(crate) fn protection(on_child: fn()) -> Protection {
     decided
 }
 
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "freebsd",
-    target_os = "openbsd"
-))]
+#[cfg(unix)]
 fn decide(on_child: fn()) -> Protection {
-    // The epoch is a second layer here; the wipe decides.
-    let _ = atfork::register(on_child);
-    if wipe::wipe_works() {
-        Protection::Wipe
-    } else {
-        Protection::PidCheck
-    }
-}
-
-#[cfg(all(
-    unix,
-    not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ))
-))]
-fn decide(on_child: fn()) -> Protection {
-    if atfork::register(on_child) {
+    let registered = atfork::register(on_child);
+    if wipe::HAS_WIPE {
+        // The epoch is a second layer here; the wipe decides.
+        if wipe::wipe_works() {
+            Protection::Wipe
+        } else {
+            Protection::PidCheck
+        }
+    } else if registered {
         Protection::Epoch
     } else {
         Protection::PidCheck
@@ -152,64 +167,5 @@ pub(crate) fn process_id() -> u32 {
     #[cfg(not(unix))]
     {
         0
-    }
-}
-
-/// Asks the kernel to give a forked child zero-filled pages in place of
-/// `page..page + len`; true if accepted. False where the system has no such
-/// mechanism.
-///
-/// # Safety
-/// `page..page + len` is a private anonymous mapping the caller owns.
-#[cfg(unix)]
-pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
-    #[cfg(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ))]
-    {
-        // SAFETY: the caller's guarantee, passed on.
-        unsafe { wipe::advise_wipe(page, len) }
-    }
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    )))]
-    {
-        let _ = (page, len);
-        false
-    }
-}
-
-/// Keeps `page..page + len` out of core dumps where the system can (best
-/// effort: the fork safety does not depend on it); true if accepted.
-///
-/// # Safety
-/// As [`advise_wipe`].
-#[cfg(unix)]
-pub(crate) unsafe fn advise_no_dump(page: *mut u8, len: usize) -> bool {
-    #[cfg(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ))]
-    {
-        // SAFETY: the caller's guarantee, passed on.
-        unsafe { wipe::advise_no_dump(page, len) }
-    }
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    )))]
-    {
-        let _ = (page, len);
-        false
     }
 }

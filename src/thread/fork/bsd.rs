@@ -1,6 +1,9 @@
 //! FreeBSD and OpenBSD: `minherit(INHERIT_ZERO)` gives a forked child zero-filled
 //! pages; FreeBSD's `MADV_NOCORE` keeps them out of core dumps.
 
+/// Whether this system has a wipe-on-fork mechanism at all.
+pub(crate) const HAS_WIPE: bool = true;
+
 /// Asks the kernel to give a forked child zero-filled pages in place of
 /// `page..page + len`; true if accepted.
 ///

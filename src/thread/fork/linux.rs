@@ -23,6 +23,9 @@
 //! filter (or without a readable `/proc`) is taken at its word; a fork through
 //! libc is still caught there by the `pthread_atfork` layer.
 
+/// Whether this system has a wipe-on-fork mechanism at all.
+pub(crate) const HAS_WIPE: bool = true;
+
 use crate::thread::pages;
 
 /// Asks the kernel to give a forked child zero-filled pages in place of

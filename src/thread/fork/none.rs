@@ -1,0 +1,30 @@
+//! Other unix systems (macOS, NetBSD, illumos, ...): no mechanism that wipes
+//! pages in a forked child, and no advice that keeps them out of core dumps
+//! that this crate uses; the `pthread_atfork` epoch is the fork check.
+
+/// Whether this system has a wipe-on-fork mechanism at all.
+pub(crate) const HAS_WIPE: bool = false;
+
+/// No wipe-on-fork advice here: false.
+///
+/// # Safety
+/// As for the systems that have it: `page..page + len` is a private anonymous
+/// mapping the caller owns (nothing is done with it here).
+pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
+    let _ = (page, len);
+    false
+}
+
+/// No core-dump advice here: false.
+///
+/// # Safety
+/// As [`advise_wipe`].
+pub(crate) unsafe fn advise_no_dump(page: *mut u8, len: usize) -> bool {
+    let _ = (page, len);
+    false
+}
+
+/// There is no wipe to work.
+pub(crate) fn wipe_works() -> bool {
+    false
+}
