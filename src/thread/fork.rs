@@ -14,10 +14,14 @@
 
 #[cfg(unix)]
 mod atfork;
+
+// The wipe mechanism: one file per kind of system, each named `wipe` here.
 #[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
-mod bsd;
+#[path = "fork/bsd.rs"]
+mod wipe;
 #[cfg(any(target_os = "linux", target_os = "android"))]
-mod linux;
+#[path = "fork/linux.rs"]
+mod wipe;
 #[cfg(all(
     unix,
     not(any(
@@ -27,24 +31,10 @@ mod linux;
         target_os = "openbsd"
     ))
 ))]
-mod none;
+#[path = "fork/none.rs"]
+mod wipe;
 
 use core::sync::atomic::{AtomicU8, Ordering};
-
-#[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
-use bsd as wipe;
-#[cfg(any(target_os = "linux", target_os = "android"))]
-use linux as wipe;
-#[cfg(all(
-    unix,
-    not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd"
-    ))
-))]
-use none as wipe;
 
 /// Asks the kernel to give a forked child zero-filled pages in place of
 /// `page..page + len`; true if accepted, false where the system has no such
