@@ -29,6 +29,23 @@ fn engine() -> Engine {
     }
 }
 
+/// Bytes of stack below the caller's frame that [`scrub_stack`] overwrites:
+/// more than the deepest refill kernel's frames (AVX-512 AES: about 3.3 KiB,
+/// plus its key expansion's).
+const SCRUB_BYTES: usize = 8192;
+
+/// Overwrites the stack the refill kernel just used with zeros: the compiler
+/// spills registers there (round keys, the last output blocks) that the
+/// kernel's own zeroizing of its variables does not reach. Called right after
+/// the kernel returned, from the frame that called it, so that this frame
+/// covers the kernel's.
+#[inline(never)]
+fn scrub_stack() {
+    let mut area = [0u8; SCRUB_BYTES];
+    // Makes the zeros observable, so that the stores are not optimised away.
+    core::hint::black_box(&mut area);
+}
+
 /// The keys; only the engine's is used. Zeroed: unseeded.
 pub(crate) struct Generator {
     /// The AES-256 key of the next pool.
@@ -98,6 +115,7 @@ impl Generator {
                 chacha::key_periods::<8>(backend, &mut self.chacha_key, whole(out));
             }
         }
+        scrub_stack();
     }
 
     /// A copy with the same keys (tests only: generators are not `Clone`).
