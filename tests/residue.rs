@@ -28,12 +28,14 @@
 //! random mask as it is read from the state, and the scan looks up
 //! `window ^ mask`.
 //!
-//! Shown to fail (issue 12): with `Generator::reseed` building a fresh
-//! generator by value in a callee's stack frame and moving it in (the old
-//! code's shape), the first checkpoint reports 80 windows of the seed on the
-//! thread's stack; and without the stack scrub after each refill, the refill
-//! kernel's register spills (the pool's last 32 output bytes, of which 24 are
-//! still unread) show at the first call.
+//! Shown to fail (issue 12; `.ci/mutants/residue-by-value-unscrubbed.patch`,
+//! which CI applies): with `Generator::reseed` building a fresh generator by
+//! value in a callee's stack frame and moving it in (the old code's shape) and
+//! no stack scrub after the slow path, the first checkpoint reports 80 windows
+//! of the seed on the thread's stack. Without the scrub alone: the refill
+//! kernel's register spills (AES with VAES: the pool's last 32 output bytes, 24
+//! of them unread, at the first call) or the slow path's own temporaries (the
+//! ChaCha engine: the first bytes of a refill, after the scheduled reseeds).
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 #[cfg(ratchet_rng_inspect)]
