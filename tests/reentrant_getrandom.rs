@@ -5,7 +5,13 @@
 //! backend *inside* the slow path, with the state half updated. The backend's
 //! `u64()` and `fill()` there are reentrant calls: they must be served without
 //! touching that state, and every value drawn, inside the backend or outside,
-//! must be distinct and nonzero.
+//! must be distinct and nonzero. The backend also allocates, through a
+//! `#[global_allocator]` that draws too: an allocator entered inside the slow
+//! path (the generator itself never allocates through it on unix: see
+//! `tests/reentrant.rs`). The test counts the draws made there.
+//!
+//! Shown to fail (issue 12) with the in-use mark never set (`set_slot(slot)`
+//! where the calls set `slot | IN_USE`): thousands of repeated and zero values.
 //!
 //! Built only with getrandom's custom backend, in its own target dir (CI runs
 //! exactly this):
@@ -17,16 +23,23 @@
 //!
 //! Built normally, its one test is ignored (counted as such by the harness).
 
+mod common;
+
 #[cfg(getrandom_backend = "custom")]
 mod backend {
     use std::cell::Cell;
-    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-    const CAP: usize = 1 << 20;
-    pub static FROM_BACKEND: [AtomicU64; CAP] = [const { AtomicU64::new(0) }; CAP];
-    pub static N: AtomicUsize = AtomicUsize::new(0);
+    use crate::common::reentry::{DrawingAllocator, Record, in_generator};
+
+    pub static FROM_BACKEND: Record = Record::new();
     pub static CALLS: AtomicUsize = AtomicUsize::new(0);
     pub static ENABLED: AtomicBool = AtomicBool::new(false);
+
+    /// Draws on every allocation once enabled; the backend allocates, so the
+    /// allocator is entered inside the generator's slow path too.
+    #[global_allocator]
+    pub static ALLOCATOR: DrawingAllocator = DrawingAllocator::new();
 
     thread_local! {
         /// The backend draws only when not already inside its own draw (its
@@ -34,15 +47,11 @@ mod backend {
         static INSIDE: Cell<bool> = const { Cell::new(false) };
     }
 
-    fn record(v: u64) {
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        if n < CAP {
-            FROM_BACKEND[n].store(v, Ordering::Relaxed);
-        }
-    }
-
     /// getrandom 0.4's custom backend: the kernel's `getrandom`, after drawing
-    /// from the thread-local generator.
+    /// from the thread-local generator and allocating (which makes the
+    /// allocator draw). The backend is only ever called from inside a call of
+    /// the generator (its seeding, or a reentrant call's OS fallback), so its
+    /// draws and the allocator's draws there are all reentrant.
     ///
     /// # Safety
     /// getrandom passes a buffer valid for writes of `len` bytes.
@@ -53,11 +62,15 @@ mod backend {
     ) -> Result<(), getrandom::Error> {
         CALLS.fetch_add(1, Ordering::Relaxed);
         if ENABLED.load(Ordering::Relaxed) && INSIDE.try_with(|i| i.replace(true)) == Ok(false) {
-            record(ratchet_rng::u64());
-            let mut b = [0u8; 16];
-            ratchet_rng::fill(&mut b);
-            record(u64::from_le_bytes(b[..8].try_into().unwrap()));
-            record(u64::from_le_bytes(b[8..].try_into().unwrap()));
+            in_generator(|| {
+                FROM_BACKEND.push(ratchet_rng::u64());
+                let mut b = [0u8; 16];
+                ratchet_rng::fill(&mut b);
+                FROM_BACKEND.push(u64::from_le_bytes(b[..8].try_into().unwrap()));
+                FROM_BACKEND.push(u64::from_le_bytes(b[8..].try_into().unwrap()));
+                // The allocator draws here: inside the slow path.
+                drop(std::hint::black_box(Box::new(0u64)));
+            });
             let _ = INSIDE.try_with(|i| i.set(false));
         }
         let mut done = 0;
@@ -87,10 +100,12 @@ fn a_backend_that_draws_is_served_and_never_repeats() {
     {
         use std::sync::atomic::Ordering;
 
-        use backend::{CALLS, ENABLED, FROM_BACKEND, N};
+        use backend::{ALLOCATOR, CALLS, ENABLED, FROM_BACKEND};
+        use common::reentry::repeats_and_zeros;
         use ratchet_rng::RESEED_BYTES;
 
         ENABLED.store(true, Ordering::Relaxed);
+        ALLOCATOR.enable(true);
         let threads: Vec<_> = (0..16)
             .map(|_| {
                 std::thread::spawn(|| {
@@ -124,19 +139,24 @@ fn a_backend_that_draws_is_served_and_never_repeats() {
             .flat_map(|t| t.join().unwrap())
             .collect();
         ENABLED.store(false, Ordering::Relaxed);
-        let n = N.load(Ordering::Relaxed).min(FROM_BACKEND.len());
-        all.extend(FROM_BACKEND[..n].iter().map(|v| v.load(Ordering::Relaxed)));
-        let zeros = all.iter().filter(|&&v| v == 0).count();
+        ALLOCATOR.enable(false);
+        let n = FROM_BACKEND.len();
+        let (in_alloc, reentrant_alloc) = (ALLOCATOR.drawn.len(), ALLOCATOR.reentrant());
+        all.extend(FROM_BACKEND.values());
+        all.extend(ALLOCATOR.drawn.values());
         let total = all.len();
-        all.sort_unstable();
-        all.dedup();
-        let repeats = total - all.len();
+        let (repeats, zeros) = repeats_and_zeros(all);
         eprintln!(
-            "{total} values, {n} drawn inside the backend ({} backend calls): \
+            "{total} values, {n} drawn inside the backend ({} backend calls), {in_alloc} \
+             inside the allocator ({reentrant_alloc} of them inside the backend): \
              {repeats} repeated, {zeros} zero",
             CALLS.load(Ordering::Relaxed)
         );
         assert!(n >= 16 * 200, "the backend drew only {n} values");
-        assert_eq!((repeats, zeros), (0, 0));
+        assert!(
+            reentrant_alloc >= 16 * 200,
+            "the allocator drew only {reentrant_alloc} values inside the backend"
+        );
+        assert_eq!((repeats, zeros), (0, 0), "repeated and zero values");
     }
 }

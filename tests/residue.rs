@@ -1,130 +1,261 @@
 //! No copy of the thread-local generator's key or unread output outside its
-//! pages (Linux): after seeding, a forced reseed, the budget's scheduled
-//! reseeds and thousands of calls, no 16-byte window of any key the state held
-//! (snapshots taken between calls) or of its unread output appears anywhere in
-//! the process's readable memory outside the state's pages (read through
-//! `/proc/self/mem`, every readable region of `/proc/self/maps`): not on the
-//! thread's stack, not on the heap. Checked while the thread lives, and again
-//! after it exited (its state unmapped).
+//! pages (Linux): no 16-byte window of any key the state held or of its unread
+//! output appears anywhere in the process's readable memory outside the
+//! state's pages (read through `/proc/self/mem`, every readable region of
+//! `/proc/self/maps`, each whole: a thread's stack below its stack pointer
+//! too), not on the thread's stack, not on the heap.
+//!
+//! The thread that uses the generator stops at checkpoints: right after its
+//! first use (seeded, nothing generated yet), the first call (a refill), a
+//! forced reseed, the first call after it, thousands of calls, and the budget's
+//! scheduled reseeds. At each it records its state's secrets (after a seeding
+//! the key is the fresh seed itself) and waits, blocked, while the test's main
+//! thread scans the whole process. Each step runs 32 KiB further down the
+//! thread's stack than the test's own code (the hook, the lock, the channel),
+//! so that a copy the generator left on the stack is still there when the scan
+//! looks, whatever the test does in between. Once more after the thread exited
+//! (its state unmapped).
+//!
+//! A positive control at one checkpoint: the thread plants a copy of one
+//! window of its unread output in an array on its stack and in a heap box;
+//! the scan must report both, at exactly their addresses, or the scan proves
+//! nothing. The copies are wiped before the next checkpoint, whose scan must
+//! again find nothing.
 //!
 //! The secrets are read through the hidden inspection hook (`RATCHET_RNG_INSPECT=1`;
-//! without it the test is ignored). The test never holds a secret in plain form:
-//! each byte is XORed with a random mask as it is read from the state, and the
-//! scan looks up `window ^ mask`.
+//! without it the test is ignored). The test never holds a secret in plain form
+//! outside registers (and the planted control): each byte is XORed with a
+//! random mask as it is read from the state, and the scan looks up
+//! `window ^ mask`.
+//!
+//! Shown to fail (issue 12; `.ci/mutants/residue-by-value-unscrubbed.patch`,
+//! which CI applies): with `Generator::reseed` building a fresh generator by
+//! value in a callee's stack frame and moving it in (the old code's shape) and
+//! no stack scrub after the slow path, the first checkpoint reports 80 windows
+//! of the seed on the thread's stack. Without the scrub alone: the refill
+//! kernel's register spills (AES with VAES: the pool's last 32 output bytes, 24
+//! of them unread, at the first call) or the slow path's own temporaries (the
+//! ChaCha engine: the first bytes of a refill, after the scheduled reseeds).
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 #[cfg(ratchet_rng_inspect)]
-use std::collections::HashSet;
-#[cfg(ratchet_rng_inspect)]
-use std::io::{Read, Seek, SeekFrom};
+mod scan {
+    use std::collections::HashSet;
+    use std::hash::BuildHasherDefault;
+    use std::io::{Read, Seek, SeekFrom};
 
-/// A 16-byte window XORed with the mask.
-#[cfg(ratchet_rng_inspect)]
-type Masked = [u8; 16];
+    use ratchet_rng::__inspect::{ThreadStatePages, thread_state_pages};
 
-/// The masked secrets, and the mask.
-#[cfg(ratchet_rng_inspect)]
-struct Secrets {
-    mask: [u8; 16],
-    windows: HashSet<Masked>,
-}
+    /// A 16-byte window XORed with the mask.
+    type Masked = [u8; 16];
 
-#[cfg(ratchet_rng_inspect)]
-impl Secrets {
-    /// Adds every 16-byte window of `addr..addr + len` (live memory of this
-    /// thread's state, read between calls) that has at least 12 nonzero bytes
-    /// (the unused key fields are zero: a window of zeros is no secret).
-    fn add(&mut self, (addr, len): (usize, usize)) {
-        let mut masked = vec![0u8; len];
-        for (i, m) in masked.iter_mut().enumerate() {
-            // SAFETY: `addr..addr + len` lies in this thread's live state pages,
-            // not touched by anything else between calls.
-            let b = unsafe { ((addr + i) as *const u8).read_volatile() };
-            *m = b ^ self.mask[i % 16];
+    /// Hashes a window by its first 8 bytes: they are masked with a random mask,
+    /// so uniform already, and a lookup per byte of the process's memory must be
+    /// cheap (SipHash makes each scan several times slower).
+    #[derive(Default)]
+    struct FirstBytes(u64);
+
+    impl std::hash::Hasher for FirstBytes {
+        fn write(&mut self, bytes: &[u8]) {
+            for (i, b) in bytes.iter().take(8).enumerate() {
+                self.0 ^= u64::from(*b) << (8 * i);
+            }
         }
-        for start in 0..len.saturating_sub(15) {
-            let mut w = [0u8; 16];
-            let mut nonzero = 0;
-            for j in 0..16 {
-                // Unmasked only to count zeros: a register value.
-                let plain = masked[start + j] ^ self.mask[(start + j) % 16];
-                nonzero += usize::from(plain != 0);
-                w[j] = plain ^ self.mask[j];
-            }
-            if nonzero >= 12 {
-                self.windows.insert(w);
-            }
+
+        fn finish(&self) -> u64 {
+            self.0
         }
     }
 
-    /// Scans the readable memory outside `skip`; returns where a secret window
-    /// was found (region, offset).
-    fn scan(&self, skip: (usize, usize)) -> Vec<String> {
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
-        let mut found = Vec::new();
-        let mut chunk = vec![0u8; 1 << 20];
-        for line in maps.lines() {
-            let mut fields = line.split_whitespace();
-            let range = fields.next().unwrap();
-            let perms = fields.next().unwrap();
-            let name = line.split_whitespace().nth(5).unwrap_or("");
-            let (start, end) = range.split_once('-').unwrap();
-            let start = usize::from_str_radix(start, 16).unwrap();
-            let end = usize::from_str_radix(end, 16).unwrap();
-            if !perms.starts_with('r') || name == "[vvar]" || name == "[vsyscall]" {
-                continue;
+    /// The masked secrets, and the mask.
+    pub struct Secrets {
+        mask: [u8; 16],
+        windows: HashSet<Masked, BuildHasherDefault<FirstBytes>>,
+    }
+
+    /// Where a secret window was found.
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct Hit {
+        pub region: String,
+        pub addr: usize,
+    }
+
+    impl Secrets {
+        pub fn new() -> Self {
+            let mut mask = [0u8; 16];
+            getrandom::fill(&mut mask).unwrap();
+            mask.iter_mut().for_each(|m| *m |= 1);
+            Self {
+                mask,
+                windows: HashSet::default(),
             }
-            if start < skip.0 + skip.1 && skip.0 < end {
+        }
+
+        pub fn len(&self) -> usize {
+            self.windows.len()
+        }
+
+        /// This thread's state (seeded if needed, nothing generated): records
+        /// its key and unread output.
+        pub fn snap(&mut self) -> ThreadStatePages {
+            let pages = thread_state_pages().unwrap();
+            self.add(pages.key);
+            self.add(pages.unread);
+            pages
+        }
+
+        /// The masked window at `addr` (live state memory of this thread).
+        fn masked_at(&self, addr: usize) -> Masked {
+            let mut w = [0u8; 16];
+            for (j, m) in w.iter_mut().enumerate() {
+                // SAFETY: the caller's range lies in this thread's live state
+                // pages, not touched by anything else between calls.
+                *m = unsafe { ((addr + j) as *const u8).read_volatile() } ^ self.mask[j];
+            }
+            w
+        }
+
+        /// Adds every 16-byte window of `addr..addr + len` (live memory of this
+        /// thread's state, read between calls) that has at least 12 nonzero
+        /// bytes (the unused key fields are zero: a window of zeros is no secret).
+        fn add(&mut self, (addr, len): (usize, usize)) {
+            for start in addr..(addr + len).saturating_sub(15) {
+                let w = self.masked_at(start);
+                let nonzero = w.iter().zip(self.mask).filter(|(w, m)| *w != m).count();
+                if nonzero >= 12 {
+                    self.windows.insert(w);
+                }
+            }
+        }
+
+        /// The address of the first recorded window in `addr..addr + len`.
+        pub fn recorded_window(&self, (addr, len): (usize, usize)) -> Option<usize> {
+            (addr..(addr + len).saturating_sub(15))
+                .find(|&a| self.windows.contains(&self.masked_at(a)))
+        }
+
+        /// Scans the readable memory outside `skip`; returns where a secret
+        /// window was found. The mapping holding `stack` (an address on the
+        /// checked thread's stack, or 0) is named `thread stack`.
+        pub fn scan(&self, skip: (usize, usize), stack: usize) -> Vec<Hit> {
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+            let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+            let mut found = Vec::new();
+            let mut chunk = vec![0u8; 1 << 20];
+            for line in maps.lines() {
+                let mut fields = line.split_whitespace();
+                let range = fields.next().unwrap();
+                let perms = fields.next().unwrap();
+                let (start, end) = range.split_once('-').unwrap();
+                let start = usize::from_str_radix(start, 16).unwrap();
+                let end = usize::from_str_radix(end, 16).unwrap();
+                let name = match line.split_whitespace().nth(5) {
+                    _ if (start..end).contains(&stack) => "thread stack",
+                    Some(name) => name,
+                    None => "anonymous",
+                };
+                if !perms.starts_with('r') || name == "[vvar]" || name == "[vsyscall]" {
+                    continue;
+                }
                 // The state's own pages (maybe merged with a neighbour): scan
                 // around them.
-                for (a, b) in [(start, skip.0), (skip.0 + skip.1, end)] {
+                let (hole_start, hole_end) = (
+                    skip.0.clamp(start, end),
+                    (skip.0 + skip.1).clamp(start, end),
+                );
+                for (a, b) in [(start, hole_start), (hole_end, end)] {
                     if a < b {
-                        self.scan_range(&mut mem, &mut chunk, a, b, name, &mut found);
+                        self.scan_range(&mut mem, &mut chunk, (a, b), name, &mut found);
                     }
                 }
-                continue;
             }
-            self.scan_range(&mut mem, &mut chunk, start, end, name, &mut found);
+            found
         }
-        found
+
+        fn scan_range(
+            &self,
+            mem: &mut std::fs::File,
+            chunk: &mut [u8],
+            (start, end): (usize, usize),
+            name: &str,
+            found: &mut Vec<Hit>,
+        ) {
+            let mut at = start;
+            while at < end {
+                let len = (end - at).min(chunk.len());
+                if mem.seek(SeekFrom::Start(at as u64)).is_err() {
+                    return;
+                }
+                let Ok(n) = mem.read(&mut chunk[..len]) else {
+                    return;
+                };
+                if n == 0 {
+                    return;
+                }
+                for i in 0..n.saturating_sub(15) {
+                    let mut w = [0u8; 16];
+                    for j in 0..16 {
+                        w[j] = chunk[i + j] ^ self.mask[j];
+                    }
+                    if self.windows.contains(&w) {
+                        found.push(Hit {
+                            region: name.to_owned(),
+                            addr: at + i,
+                        });
+                    }
+                }
+                // Overlap so that no window straddling two reads is missed.
+                at += n.saturating_sub(15).max(1);
+            }
+            chunk.fill(0);
+        }
     }
 
-    fn scan_range(
-        &self,
-        mem: &mut std::fs::File,
-        chunk: &mut [u8],
-        start: usize,
-        end: usize,
-        name: &str,
-        found: &mut Vec<String>,
-    ) {
-        let mut at = start;
-        while at < end {
-            let len = (end - at).min(chunk.len());
-            if mem.seek(SeekFrom::Start(at as u64)).is_err() {
-                return;
-            }
-            let Ok(n) = mem.read(&mut chunk[..len]) else {
-                return;
+    /// Copies 16 bytes one at a time through a register (no other copy is made).
+    #[inline(never)]
+    pub fn plant(src: usize, dst: *mut u8) {
+        for i in 0..16 {
+            // SAFETY: `src` lies in this thread's live state pages, `dst` is the
+            // caller's 16-byte array.
+            unsafe {
+                dst.add(i)
+                    .write_volatile(((src + i) as *const u8).read_volatile())
             };
-            if n == 0 {
-                return;
-            }
-            for i in 0..n.saturating_sub(15) {
-                let mut w = [0u8; 16];
-                for j in 0..16 {
-                    w[j] = chunk[i + j] ^ self.mask[j];
-                }
-                if self.windows.contains(&w) {
-                    found.push(format!("{name} at {:#x}", at + i));
-                }
-            }
-            // Overlap so that no window straddling two reads is missed.
-            at += n.saturating_sub(15).max(1);
         }
-        chunk.fill(0);
     }
+
+    /// Zeroes the caller's 16-byte array.
+    #[inline(never)]
+    pub fn unplant(dst: *mut u8) {
+        for i in 0..16 {
+            // SAFETY: the caller's 16-byte array.
+            unsafe { dst.add(i).write_volatile(0) };
+        }
+    }
+}
+
+/// Runs `op` 32 KiB further down this thread's stack than the test's own code
+/// (the hook, the lock, the channel): what `op` leaves on the stack stays
+/// there, below anything the checkpoint's code overwrites, until the scan.
+#[cfg(ratchet_rng_inspect)]
+#[inline(never)]
+fn deep(op: impl FnOnce()) {
+    let mut pad = [0u8; 32 << 10];
+    std::hint::black_box(&mut pad);
+    op();
+    std::hint::black_box(&mut pad);
+}
+
+/// What the generator's thread tells the scanner at a checkpoint.
+#[cfg(ratchet_rng_inspect)]
+struct Checkpoint {
+    step: &'static str,
+    /// The state's pages (not scanned).
+    pages: (usize, usize),
+    /// An address on the thread's stack.
+    stack: usize,
+    /// Where the positive control planted copies (must be found exactly there).
+    planted: Vec<usize>,
 }
 
 #[test]
@@ -132,84 +263,125 @@ impl Secrets {
 fn no_key_or_unread_output_outside_the_state_pages() {
     #[cfg(ratchet_rng_inspect)]
     {
-        use ratchet_rng::__inspect::thread_state_pages;
-        let mut mask = [0u8; 16];
-        getrandom::fill(&mut mask).unwrap();
-        mask.iter_mut().for_each(|m| *m |= 1);
-        let secrets = std::sync::Mutex::new(Secrets {
-            mask,
-            windows: HashSet::new(),
-        });
+        use std::sync::{Mutex, mpsc};
+
+        use scan::{Secrets, plant, unplant};
+
+        let secrets = Mutex::new(Secrets::new());
+        let (to_scanner, checkpoints) = mpsc::channel::<Checkpoint>();
+        let (to_thread, scanned) = mpsc::channel::<()>();
+        let mut failures = Vec::new();
+        let mut unfound = Vec::new();
+        let mut steps = 0;
         std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    let mut s = secrets.lock().unwrap();
-                    let snap = |s: &mut Secrets| {
-                        let pages = thread_state_pages().unwrap();
-                        s.add(pages.key);
-                        s.add(pages.unread);
-                        pages
-                    };
-                    // The first snapshot seeds the state without a refill (an
-                    // empty request): the key is then the seed itself, as right
-                    // after `reseed()`.
-                    snap(&mut s);
+            let secrets = &secrets;
+            scope.spawn(move || {
+                // Records the state's secrets (through the hook), then waits
+                // while the main thread scans.
+                let checkpoint = |step, planted: &[usize]| {
+                    let pages = secrets.lock().unwrap().snap();
+                    let here = 0u8;
+                    to_scanner
+                        .send(Checkpoint {
+                            step,
+                            pages: (pages.address, pages.len),
+                            stack: std::hint::black_box(&raw const here).addr(),
+                            planted: planted.to_vec(),
+                        })
+                        .unwrap();
+                    scanned.recv().unwrap();
+                    pages
+                };
+                // The first use: seeded without a refill (an empty request), so
+                // the key is the seed itself, as right after any seeding.
+                deep(|| ratchet_rng::fill(&mut []));
+                checkpoint("first use (seeded)", &[]);
+                deep(|| {
                     let _ = ratchet_rng::u64();
-                    snap(&mut s);
-                    ratchet_rng::rng().reseed().unwrap();
-                    snap(&mut s);
+                });
+                checkpoint("first u64()", &[]);
+                deep(|| ratchet_rng::rng().reseed().unwrap());
+                checkpoint("forced reseed", &[]);
+                deep(|| {
                     let _ = ratchet_rng::u64();
-                    snap(&mut s);
-                    for i in 0..2100 {
-                        let _ = ratchet_rng::u64();
-                        if i % 500 == 0 {
-                            snap(&mut s);
+                });
+                let pages = checkpoint("u64() after the reseed", &[]);
+                // The positive control: one recorded window of the unread output,
+                // planted on this stack and on the heap while the scan runs.
+                let source = secrets.lock().unwrap().recorded_window(pages.unread);
+                let source = source.expect("no recorded window in the unread output");
+                let mut on_stack = [0u8; 16];
+                let mut on_heap = Box::new([0u8; 16]);
+                let at = [on_stack.as_mut_ptr(), on_heap.as_mut_ptr()];
+                at.iter().for_each(|&dst| plant(source, dst));
+                checkpoint("positive control", &at.map(|p| p.addr()));
+                at.iter().for_each(|&dst| unplant(dst));
+                std::hint::black_box((&mut on_stack, &mut on_heap));
+                checkpoint("control copies wiped", &[]);
+                for _ in 0..4 {
+                    deep(|| {
+                        for _ in 0..525 {
+                            let _ = ratchet_rng::u64();
                         }
-                    }
-                    // Past the budget: scheduled reseeds.
+                    });
+                    secrets.lock().unwrap().snap();
+                }
+                checkpoint("2100 u64()", &[]);
+                // Past the budget: scheduled reseeds.
+                deep(|| {
                     let mut big = vec![0u8; ratchet_rng::RESEED_BYTES + 5000];
                     ratchet_rng::fill(&mut big);
                     drop(big);
-                    let mut small = [0u8; 40];
-                    ratchet_rng::fill(&mut small);
-                    let pages = snap(&mut s);
-                    assert!(s.windows.len() > 1000, "only {} windows", s.windows.len());
-                    // Positive control: a planted copy of one key window on the
-                    // heap must be found, or the scan proves nothing.
-                    let mut planted = vec![0u8; 16];
-                    for (i, p) in planted.iter_mut().enumerate() {
-                        // SAFETY: inside this thread's live state pages.
-                        *p = unsafe { ((pages.key.0 + i) as *const u8).read_volatile() };
+                    ratchet_rng::fill(&mut [0u8; 40]);
+                });
+                checkpoint("scheduled reseeds", &[]);
+            });
+            // Dropped if this thread panics: the other one then stops waiting.
+            let to_thread = to_thread;
+            for cp in checkpoints {
+                steps += 1;
+                let mut hits = secrets.lock().unwrap().scan(cp.pages, cp.stack);
+                for &addr in &cp.planted {
+                    match hits.iter().position(|h| h.addr == addr) {
+                        Some(i) => drop(hits.remove(i)),
+                        None => unfound.push(format!("{}: {addr:#x}", cp.step)),
                     }
-                    let control = s.scan((pages.address, pages.len));
-                    planted.fill(0);
-                    std::hint::black_box(&mut planted);
-                    assert!(
-                        control
-                            .iter()
-                            .any(|f| f.contains("heap") || f.contains("at")),
-                        "the planted key window was not found: the scan proves nothing"
-                    );
-                    let found = s.scan((pages.address, pages.len));
-                    assert!(
-                        found.is_empty(),
-                        "while the thread lives: {} secret windows outside the state: {:?}",
-                        found.len(),
-                        &found[..found.len().min(20)]
-                    );
-                })
-                .join()
-                .unwrap();
+                }
+                if !hits.is_empty() {
+                    failures.push(format!(
+                        "{}: {} windows: {:?}",
+                        cp.step,
+                        hits.len(),
+                        &hits[..hits.len().min(8)]
+                    ));
+                }
+                to_thread.send(()).unwrap();
+            }
         });
-        // The thread is gone and its state unmapped: nowhere at all.
-        let s = secrets.lock().unwrap();
-        let found = s.scan((0, 0));
         assert!(
-            found.is_empty(),
-            "after the thread exited: {} secret windows: {:?}",
-            found.len(),
-            &found[..found.len().min(20)]
+            unfound.is_empty(),
+            "copies planted on purpose were not found (the scan proves nothing): {unfound:?}"
         );
-        eprintln!("{} masked secret windows, none found", s.windows.len());
+        assert_eq!(steps, 8, "the thread stopped early");
+        let s = secrets.into_inner().unwrap();
+        assert!(s.len() > 1000, "only {} windows", s.len());
+        // The thread is gone and its state unmapped: nowhere at all.
+        let after = s.scan((0, 0), 0);
+        if !after.is_empty() {
+            failures.push(format!(
+                "after the thread exited: {} windows: {:?}",
+                after.len(),
+                &after[..after.len().min(8)]
+            ));
+        }
+        assert!(
+            failures.is_empty(),
+            "secret windows outside the state pages:\n{}",
+            failures.join("\n")
+        );
+        eprintln!(
+            "{} masked secret windows, {steps} checkpoints and after exit: none found",
+            s.len()
+        );
     }
 }

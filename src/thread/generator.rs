@@ -29,6 +29,37 @@ fn engine() -> Engine {
     }
 }
 
+/// Bytes of stack below the caller's frame that [`scrub_stack_if_used`]
+/// overwrites: more than the slow path's frames with the deepest refill
+/// kernel's under them (AVX-512 AES: about 3.3 KiB, plus its key expansion's).
+const SCRUB_BYTES: usize = 8192;
+
+std::thread_local! {
+    /// Set when this thread generated or reseeded since the last scrub: its
+    /// stack below the slow path may hold copies of keys or output.
+    static STACK_USED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// After a slow-path call that generated or reseeded, overwrites the stack the
+/// call used with zeros: the compiler spills registers and keeps temporaries
+/// there (round keys, output blocks, in the kernels and in the code inlined
+/// around them) that no zeroizing of variables reaches. Called by the slow
+/// path's outer frame, right after its inner frames returned, so that this
+/// frame covers theirs.
+#[inline(never)]
+pub(crate) fn scrub_stack_if_used() {
+    if STACK_USED.try_with(|used| used.replace(false)) == Ok(true) {
+        let mut area = [0u8; SCRUB_BYTES];
+        // Makes the zeros observable, so that the stores are not optimised away.
+        core::hint::black_box(&mut area);
+    }
+}
+
+/// Marks this thread's stack as holding copies of secrets.
+fn stack_used() {
+    let _ = STACK_USED.try_with(|used| used.set(true));
+}
+
 /// The keys; only the engine's is used. Zeroed: unseeded.
 pub(crate) struct Generator {
     /// The AES-256 key of the next pool.
@@ -54,6 +85,7 @@ impl Generator {
     /// Reseeds from the operating system, in place. On failure the current key
     /// stays as it was.
     pub(crate) fn reseed(&mut self) -> Result<(), OsError> {
+        stack_used();
         let result = crate::error::os_fill(&mut self.seed);
         if result.is_ok() {
             match engine() {
@@ -98,6 +130,7 @@ impl Generator {
                 chacha::key_periods::<8>(backend, &mut self.chacha_key, whole(out));
             }
         }
+        stack_used();
     }
 
     /// A copy with the same keys (tests only: generators are not `Clone`).

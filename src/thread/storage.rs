@@ -259,6 +259,15 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
+    let result = serve_slow(dst, force);
+    super::generator::scrub_stack_if_used();
+    result
+}
+
+/// [`fill_slow`] before the stack scrub: its own frame, under the one that
+/// scrubs.
+#[inline(never)]
+fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let Ok(slot) = SLOT.try_with(Cell::get) else {
         return crate::error::os_fill(dst);
     };

@@ -3,6 +3,7 @@
 
 pub mod compat;
 pub mod oracle;
+pub mod reentry;
 pub mod saveable;
 pub mod stream_split;
 
