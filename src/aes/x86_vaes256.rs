@@ -82,22 +82,58 @@ fn encrypt_batch(rk: &[Reg; ROUNDS + 1], lanes: &mut [__m256i; BATCH_LANES]) {
         for l in lanes.iter_mut() {
             *l = _mm256_aesenc_epi128(*l, *round_key);
         }
+        round_barrier(lanes);
     }
     for l in lanes.iter_mut() {
         *l = _mm256_aesenclast_epi128(*l, rk[ROUNDS]);
     }
 }
 
-/// The counter blocks `first..first + 16` of a pool (`first + 16 <= 256`): the
-/// big-endian counter has only its last byte set, the top byte of each
-/// block's high 64 bits.
+/// An empty `asm!` that takes and returns every register of the batch: the
+/// next round's instructions depend on all of this round's, so the compiler
+/// cannot schedule the batch register by register (a chain of 14 dependent
+/// VAESENCs each, which the out-of-order window cannot overlap enough).
+#[inline]
+#[target_feature(enable = "avx")]
+fn round_barrier(lanes: &mut [__m256i; BATCH_LANES]) {
+    let [l0, l1, l2, l3, l4, l5, l6, l7] = lanes;
+    // SAFETY: the template is empty: it reads and writes nothing but the
+    // registers it is given, which it leaves unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} {1} {2} {3} {4} {5} {6} {7} */",
+            inout(ymm_reg) * l0,
+            inout(ymm_reg) * l1,
+            inout(ymm_reg) * l2,
+            inout(ymm_reg) * l3,
+            inout(ymm_reg) * l4,
+            inout(ymm_reg) * l5,
+            inout(ymm_reg) * l6,
+            inout(ymm_reg) * l7,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// The counter blocks `first..first + 16` of a pool (`first` a multiple of
+/// 16, `first + 16 <= 256`): the big-endian counter has only its last byte
+/// set, the top byte of each block's high 64 bits.
+///
+/// Block `first + k` (`k < 16`) is `first | k`, so each register is the
+/// batch's base `first` in both blocks XORed with a constant (`2i` and `2i + 1`
+/// in register `i`): no per-block inserts or shuffles, which would compete
+/// with VAESENC for the vector pipes. The encryption's XOR with round key 0
+/// then reassociates into one XOR of the base per batch.
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
 fn pool_counters(first: usize) -> [__m256i; BATCH_LANES] {
+    debug_assert!(first.is_multiple_of(BATCH_BLOCKS) && first + BATCH_BLOCKS <= 256);
+    let top = (first as i64) << 56;
+    let base = _mm256_set_epi64x(top, 0, top, 0);
     let mut lanes = [_mm256_setzero_si256(); BATCH_LANES];
     for (i, l) in lanes.iter_mut().enumerate() {
-        let j = (first + LANE_BLOCKS * i) as i64;
-        *l = _mm256_set_epi64x((j + 1) << 56, 0, j << 56, 0);
+        let k = (LANE_BLOCKS * i) as i64;
+        *l = _mm256_xor_si256(base, _mm256_set_epi64x((k + 1) << 56, 0, k << 56, 0));
     }
     lanes
 }
