@@ -3,17 +3,15 @@
 //!
 //! VAESENC on a YMM register is AESENC on each 128-bit half, with each half's
 //! own round key; the round keys are therefore broadcast to both halves once
-//! per key. The key schedule is AES-NI's ([`super::x86_aesni::expand_key`]).
+//! per key. The key schedule is AES-NI's ([`super::x86_aesni::round_key_pair`]).
 
 use core::arch::x86_64::{
-    __m256i, _mm_setzero_si128, _mm256_aesenc_epi128, _mm256_aesenclast_epi128,
-    _mm256_broadcastsi128_si256, _mm256_loadu_si256, _mm256_set_epi64x, _mm256_setzero_si256,
-    _mm256_storeu_si256, _mm256_xor_si256,
+    __m256i, _mm256_aesenc_epi128, _mm256_aesenclast_epi128, _mm256_broadcastsi128_si256,
+    _mm256_castsi256_si128, _mm256_loadu_si256, _mm256_permute2x128_si256, _mm256_set_epi64x,
+    _mm256_setzero_si256, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
-use zeroize::Zeroize;
-
-use super::x86_aesni::{self, RoundKeys};
+use super::x86_aesni::{self, EXPAND_STEPS};
 use super::{BLOCK_BYTES, NEXT_KEY_BYTES, POOL_OUTPUT_BYTES, ROUNDS};
 
 /// Blocks in one register.
@@ -59,16 +57,37 @@ fn store(dst: &mut [u8; LANE_BYTES], value: __m256i) {
     unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), value) }
 }
 
-/// Expands `key` and broadcasts each round key to both halves.
+/// One step of the key expansion ([`x86_aesni::EXPAND_STEPS`]), each new round
+/// key broadcast to both halves; a step reads the low halves of the two round
+/// keys before its own.
+#[inline]
+#[target_feature(enable = "aes,avx2,vaes")]
+fn expand_key_step(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1], step: usize) {
+    if step == 0 {
+        let k = load(key);
+        wide[0] = _mm256_permute2x128_si256::<0x00>(k, k);
+        wide[1] = _mm256_permute2x128_si256::<0x11>(k, k);
+    } else {
+        let r = 2 * step;
+        let [even, odd] = x86_aesni::round_key_pair(
+            _mm256_castsi256_si128(wide[r - 2]),
+            _mm256_castsi256_si128(wide[r - 1]),
+            step,
+        );
+        wide[r] = _mm256_broadcastsi128_si256(even);
+        if r < ROUNDS {
+            wide[r + 1] = _mm256_broadcastsi128_si256(odd);
+        }
+    }
+}
+
+/// Expands `key` (all of [`expand_key_step`]'s steps).
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
 fn expand_key(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1]) {
-    let mut narrow: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    x86_aesni::expand_key(key, &mut narrow);
-    for (w, n) in wide.iter_mut().zip(narrow.iter()) {
-        *w = _mm256_broadcastsi128_si256(*n);
+    for step in 0..EXPAND_STEPS {
+        expand_key_step(key, wide, step);
     }
-    narrow.zeroize();
 }
 
 /// FIPS 197 Cipher on a batch of registers.
