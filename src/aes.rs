@@ -36,8 +36,8 @@
 /// `fill_pools` encrypts each pool's first batch first; its first 32 bytes are
 /// the next key, which is expanded one step after each of the pool's next
 /// batches, so the expansion overlaps them instead of delaying the next pool.
-/// The last pool's next key is left for the next call to expand. Constant time; the round keys
-/// and the registers kept on the stack are zeroized.
+/// The last pool's next key is left for the next call to expand. Constant
+/// time; the round keys and the registers kept on the stack are zeroized.
 #[allow(
     unused_macros,
     reason = "used by the SIMD backends, which a build may leave out"

@@ -11,7 +11,8 @@
 //! ShiftRows is the identity, so `AESENCLAST(broadcast(w), c)` is
 //! `broadcast(SubWord(w)) ^ c`. Both are constant time.
 //!
-//! The VAES backends reuse [`expand_key`] (VAES CPUs all have AES-NI).
+//! The VAES backends reuse this key schedule ([`expand_key`],
+//! [`round_key_pair`]; VAES CPUs all have AES-NI).
 
 use core::arch::x86_64::{
     __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_loadu_si128, _mm_or_si128, _mm_set_epi64x,

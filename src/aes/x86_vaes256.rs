@@ -115,20 +115,20 @@ fn encrypt_batch(rk: &[Reg; ROUNDS + 1], lanes: &mut [__m256i; BATCH_LANES]) {
 #[inline]
 #[target_feature(enable = "avx")]
 fn round_barrier(lanes: &mut [__m256i; BATCH_LANES]) {
-    let [l0, l1, l2, l3, l4, l5, l6, l7] = lanes;
+    const _: () = assert!(BATCH_LANES == 8, "the template names every register");
     // SAFETY: the template is empty: it reads and writes nothing but the
     // registers it is given, which it leaves unchanged.
     unsafe {
         core::arch::asm!(
             "/* {0} {1} {2} {3} {4} {5} {6} {7} */",
-            inout(ymm_reg) * l0,
-            inout(ymm_reg) * l1,
-            inout(ymm_reg) * l2,
-            inout(ymm_reg) * l3,
-            inout(ymm_reg) * l4,
-            inout(ymm_reg) * l5,
-            inout(ymm_reg) * l6,
-            inout(ymm_reg) * l7,
+            inout(ymm_reg) lanes[0],
+            inout(ymm_reg) lanes[1],
+            inout(ymm_reg) lanes[2],
+            inout(ymm_reg) lanes[3],
+            inout(ymm_reg) lanes[4],
+            inout(ymm_reg) lanes[5],
+            inout(ymm_reg) lanes[6],
+            inout(ymm_reg) lanes[7],
             options(pure, nomem, nostack, preserves_flags),
         );
     }
