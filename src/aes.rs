@@ -25,17 +25,19 @@
 /// (registers encrypted together, enough to cover the AES instructions' latency),
 /// `BATCH_BLOCKS` and `HEAD_OUTPUT_BYTES` (a pool's first batch minus the next
 /// key), and the functions `load`, `store`, `expand_key` (into `[Reg; ROUNDS +
-/// 1]`, round keys broadcast to every block of a register), `encrypt_batch`,
+/// 1]`, round keys broadcast to every block of a register), `EXPAND_STEPS`
+/// and `expand_key_step` (`expand_key` in steps: step `s` may read what the
+/// steps before wrote, and all steps in order are `expand_key`), `encrypt_batch`,
 /// `pool_counters` (the counter blocks of a batch of a pool) and `store_head`
 /// (a pool's first batch: the next key, then the head of the pool). The
 /// functions generated here are compiled with the same features, so all of it
 /// inlines into one kernel.
 ///
 /// `fill_pools` encrypts each pool's first batch first; its first 32 bytes are
-/// the next key, which is expanded before the pool's other batches, so the
-/// expansion overlaps them instead of delaying the next pool. The last pool's
-/// next key is left for the next call to expand. Constant time; the round keys
-/// and the registers kept on the stack are zeroized.
+/// the next key, which is expanded one step after each of the pool's next
+/// batches, so the expansion overlaps them instead of delaying the next pool.
+/// The last pool's next key is left for the next call to expand. Constant
+/// time; the round keys and the registers kept on the stack are zeroized.
 #[allow(
     unused_macros,
     reason = "used by the SIMD backends, which a build may leave out"
@@ -49,34 +51,45 @@ macro_rules! pool_kernel {
             out: &mut [[u8; $crate::aes::POOL_OUTPUT_BYTES]],
         ) {
             use zeroize::Zeroize as _;
-            let mut rk = [$zero; ROUNDS + 1];
-            let mut next = [$zero; ROUNDS + 1];
+            const _: () = assert!(
+                EXPAND_STEPS <= POOL_OUTPUT_BYTES / (BATCH_BLOCKS * BLOCK_BYTES),
+                "every expansion step has a body batch to follow"
+            );
+            // The current and the next pool's round keys, swapped by reference
+            // (not copied) from one pool to the next.
+            let mut keys_a = [$zero; ROUNDS + 1];
+            let mut keys_b = [$zero; ROUNDS + 1];
+            let (mut rk, mut next) = (&mut keys_a, &mut keys_b);
             let mut lanes = [$zero; BATCH_LANES];
-            expand_key(key, &mut rk);
+            expand_key(key, rk);
             let last = out.len().saturating_sub(1);
             for (i, pool) in out.iter_mut().enumerate() {
                 let (head, body) = pool
                     .split_first_chunk_mut::<HEAD_OUTPUT_BYTES>()
                     .expect("a pool is longer than its first batch");
                 lanes = pool_counters(0);
-                encrypt_batch(&rk, &mut lanes);
+                encrypt_batch(rk, &mut lanes);
                 store_head(key, head, &lanes);
-                if i != last {
-                    expand_key(key, &mut next);
-                }
                 let (batches, _) = body.as_chunks_mut::<{ BATCH_BLOCKS * BLOCK_BYTES }>();
                 for (j, batch) in batches.iter_mut().enumerate() {
                     lanes = pool_counters(BATCH_BLOCKS * (j + 1));
-                    encrypt_batch(&rk, &mut lanes);
+                    encrypt_batch(rk, &mut lanes);
                     let (dst_lanes, _) = batch.as_chunks_mut::<LANE_BYTES>();
                     for (dst, l) in dst_lanes.iter_mut().zip(&lanes) {
                         store(dst, *l);
                     }
+                    // One step of the next key's expansion after each of the
+                    // first batches: each step's latency hides behind a batch,
+                    // where the whole chain at once would fill the reorder
+                    // window and stall it.
+                    if i != last && j < EXPAND_STEPS {
+                        expand_key_step(key, next, j);
+                    }
                 }
-                rk = next;
+                core::mem::swap(&mut rk, &mut next);
             }
-            rk.zeroize();
-            next.zeroize();
+            keys_a.zeroize();
+            keys_b.zeroize();
             lanes.zeroize();
         }
 

@@ -11,15 +11,14 @@
 //! ShiftRows is the identity, so `AESENCLAST(broadcast(w), c)` is
 //! `broadcast(SubWord(w)) ^ c`. Both are constant time.
 //!
-//! The VAES backends reuse [`expand_key`] (VAES CPUs all have AES-NI).
+//! The VAES backends reuse this key schedule ([`expand_key`],
+//! [`round_key_pair`]; VAES CPUs all have AES-NI).
 
 use core::arch::x86_64::{
     __m128i, _mm_aesenc_si128, _mm_aesenclast_si128, _mm_loadu_si128, _mm_or_si128, _mm_set_epi64x,
     _mm_set1_epi32, _mm_setzero_si128, _mm_shuffle_epi32, _mm_slli_epi32, _mm_slli_si128,
     _mm_srli_epi32, _mm_storeu_si128, _mm_xor_si128,
 };
-
-use zeroize::Zeroize;
 
 use super::{BLOCK_BYTES, NEXT_KEY_BYTES, POOL_OUTPUT_BYTES, ROUNDS};
 
@@ -71,7 +70,14 @@ fn prefix_xor(x: __m128i) -> __m128i {
     _mm_xor_si128(x, _mm_slli_si128::<8>(x))
 }
 
-/// AES-256 KeyExpansion (FIPS 197 §5.2) into `rk`.
+/// Steps of [`expand_key_step`]: step 0 is the key itself (round keys 0
+/// and 1), step `s` in `1..8` adds round keys `2s` and `2s + 1` (14 only, at
+/// step 7).
+pub(super) const EXPAND_STEPS: usize = ROUNDS / 2 + 1;
+
+/// Round keys `2s` and `2s + 1` of AES-256 (FIPS 197 §5.2) from `2s - 2` and
+/// `2s - 1`, for a step `s` in `1..EXPAND_STEPS` (the second is meaningless at
+/// the last step, where round key 15 does not exist).
 ///
 /// Round keys `2i` and `2i + 1` are words `8i..8i + 8`; each new even round
 /// key adds `SubWord(RotWord(w)) ^ Rcon` of the last word before it, each odd
@@ -79,36 +85,53 @@ fn prefix_xor(x: __m128i) -> __m128i {
 ///
 /// # Security
 ///
-/// Constant time: AESENCLAST, shuffles and XORs, no branch or index on the key.
+/// Constant time: AESENCLAST, shuffles and XORs, no branch or index on the key
+/// (the step is public).
 #[inline]
 #[target_feature(enable = "aes")]
-pub(super) fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
-    let (halves, _) = key.as_chunks::<BLOCK_BYTES>();
-    let mut even = load(&halves[0]);
-    let mut odd = load(&halves[1]);
-    rk[0] = even;
-    rk[1] = odd;
-    // Rcon in every column; AES-256 needs x^0..x^6, so doubling needs no
-    // reduction.
-    let mut rcon = _mm_set1_epi32(1);
-    for r in (2..=ROUNDS).step_by(2) {
-        // Word 3 in all four columns, then RotWord of each: in the register's
-        // little-endian words, a right rotation by 8 bits (SSE2 only, so no
-        // SSSE3 shuffle is needed beside AES-NI).
-        let w3 = _mm_shuffle_epi32::<0xff>(odd);
-        let rotated = _mm_or_si128(_mm_srli_epi32::<8>(w3), _mm_slli_epi32::<24>(w3));
-        let t = _mm_aesenclast_si128(rotated, rcon);
-        even = _mm_xor_si128(prefix_xor(even), t);
+pub(super) fn round_key_pair(even: __m128i, odd: __m128i, step: usize) -> [__m128i; 2] {
+    debug_assert!((1..EXPAND_STEPS).contains(&step));
+    // Rcon (x^(s-1), AES-256 needs x^0..x^6, so no reduction) in every column.
+    let rcon = _mm_set1_epi32(1 << (step - 1));
+    // Word 3 in all four columns, then RotWord of each: in the register's
+    // little-endian words, a right rotation by 8 bits (SSE2 only, so no SSSE3
+    // shuffle is needed beside AES-NI).
+    let w3 = _mm_shuffle_epi32::<0xff>(odd);
+    let rotated = _mm_or_si128(_mm_srli_epi32::<8>(w3), _mm_slli_epi32::<24>(w3));
+    let even = _mm_xor_si128(prefix_xor(even), _mm_aesenclast_si128(rotated, rcon));
+    let t = _mm_aesenclast_si128(_mm_shuffle_epi32::<0xff>(even), _mm_setzero_si128());
+    [even, _mm_xor_si128(prefix_xor(odd), t)]
+}
+
+/// One step of AES-256 KeyExpansion (FIPS 197 §5.2) into `rk` (see
+/// [`EXPAND_STEPS`]): step `s > 0` reads round keys `2s - 2` and `2s - 1`,
+/// written by the step before. Split into steps so that the pool kernel can
+/// spread the next key's expansion over the current pool's batches.
+#[inline]
+#[target_feature(enable = "aes")]
+fn expand_key_step(key: &[u8; 32], rk: &mut RoundKeys, step: usize) {
+    if step == 0 {
+        let (halves, _) = key.as_chunks::<BLOCK_BYTES>();
+        rk[0] = load(&halves[0]);
+        rk[1] = load(&halves[1]);
+    } else {
+        let r = 2 * step;
+        let [even, odd] = round_key_pair(rk[r - 2], rk[r - 1], step);
         rk[r] = even;
-        rcon = _mm_slli_epi32::<1>(rcon);
         if r < ROUNDS {
-            let t = _mm_aesenclast_si128(_mm_shuffle_epi32::<0xff>(even), _mm_setzero_si128());
-            odd = _mm_xor_si128(prefix_xor(odd), t);
             rk[r + 1] = odd;
         }
     }
-    even.zeroize();
-    odd.zeroize();
+}
+
+/// AES-256 KeyExpansion (FIPS 197 §5.2) into `rk`: all of
+/// [`expand_key_step`]'s steps.
+#[inline]
+#[target_feature(enable = "aes")]
+pub(super) fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
+    for step in 0..EXPAND_STEPS {
+        expand_key_step(key, rk, step);
+    }
 }
 
 /// FIPS 197 Cipher on a batch of blocks, in registers.

@@ -3,17 +3,15 @@
 //!
 //! VAESENC on a YMM register is AESENC on each 128-bit half, with each half's
 //! own round key; the round keys are therefore broadcast to both halves once
-//! per key. The key schedule is AES-NI's ([`super::x86_aesni::expand_key`]).
+//! per key. The key schedule is AES-NI's ([`super::x86_aesni::round_key_pair`]).
 
 use core::arch::x86_64::{
-    __m256i, _mm_setzero_si128, _mm256_aesenc_epi128, _mm256_aesenclast_epi128,
-    _mm256_broadcastsi128_si256, _mm256_loadu_si256, _mm256_set_epi64x, _mm256_setzero_si256,
-    _mm256_storeu_si256, _mm256_xor_si256,
+    __m256i, _mm256_aesenc_epi128, _mm256_aesenclast_epi128, _mm256_broadcastsi128_si256,
+    _mm256_castsi256_si128, _mm256_loadu_si256, _mm256_permute2x128_si256, _mm256_set_epi64x,
+    _mm256_setzero_si256, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
-use zeroize::Zeroize;
-
-use super::x86_aesni::{self, RoundKeys};
+use super::x86_aesni::{self, EXPAND_STEPS};
 use super::{BLOCK_BYTES, NEXT_KEY_BYTES, POOL_OUTPUT_BYTES, ROUNDS};
 
 /// Blocks in one register.
@@ -59,16 +57,37 @@ fn store(dst: &mut [u8; LANE_BYTES], value: __m256i) {
     unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), value) }
 }
 
-/// Expands `key` and broadcasts each round key to both halves.
+/// One step of the key expansion ([`x86_aesni::EXPAND_STEPS`]), each new round
+/// key broadcast to both halves; a step reads the low halves of the two round
+/// keys before its own.
+#[inline]
+#[target_feature(enable = "aes,avx2,vaes")]
+fn expand_key_step(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1], step: usize) {
+    if step == 0 {
+        let k = load(key);
+        wide[0] = _mm256_permute2x128_si256::<0x00>(k, k);
+        wide[1] = _mm256_permute2x128_si256::<0x11>(k, k);
+    } else {
+        let r = 2 * step;
+        let [even, odd] = x86_aesni::round_key_pair(
+            _mm256_castsi256_si128(wide[r - 2]),
+            _mm256_castsi256_si128(wide[r - 1]),
+            step,
+        );
+        wide[r] = _mm256_broadcastsi128_si256(even);
+        if r < ROUNDS {
+            wide[r + 1] = _mm256_broadcastsi128_si256(odd);
+        }
+    }
+}
+
+/// Expands `key` (all of [`expand_key_step`]'s steps).
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
 fn expand_key(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1]) {
-    let mut narrow: RoundKeys = [_mm_setzero_si128(); ROUNDS + 1];
-    x86_aesni::expand_key(key, &mut narrow);
-    for (w, n) in wide.iter_mut().zip(narrow.iter()) {
-        *w = _mm256_broadcastsi128_si256(*n);
+    for step in 0..EXPAND_STEPS {
+        expand_key_step(key, wide, step);
     }
-    narrow.zeroize();
 }
 
 /// FIPS 197 Cipher on a batch of registers.
@@ -82,22 +101,71 @@ fn encrypt_batch(rk: &[Reg; ROUNDS + 1], lanes: &mut [__m256i; BATCH_LANES]) {
         for l in lanes.iter_mut() {
             *l = _mm256_aesenc_epi128(*l, *round_key);
         }
+        round_barrier(lanes);
     }
     for l in lanes.iter_mut() {
         *l = _mm256_aesenclast_epi128(*l, rk[ROUNDS]);
     }
 }
 
-/// The counter blocks `first..first + 16` of a pool (`first + 16 <= 256`): the
-/// big-endian counter has only its last byte set, the top byte of each
-/// block's high 64 bits.
+/// An empty `asm!` that takes and returns every register of the batch: the
+/// next round's instructions depend on all of this round's, so the compiler
+/// cannot schedule the batch register by register (a chain of 14 dependent
+/// VAESENCs each, which the out-of-order window cannot overlap enough).
+#[inline]
+#[target_feature(enable = "avx")]
+fn round_barrier(lanes: &mut [__m256i; BATCH_LANES]) {
+    const _: () = assert!(BATCH_LANES == 8, "the template names every register");
+    // SAFETY: the template is empty: it reads and writes nothing but the
+    // registers it is given, which it leaves unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} {1} {2} {3} {4} {5} {6} {7} */",
+            inout(ymm_reg) lanes[0],
+            inout(ymm_reg) lanes[1],
+            inout(ymm_reg) lanes[2],
+            inout(ymm_reg) lanes[3],
+            inout(ymm_reg) lanes[4],
+            inout(ymm_reg) lanes[5],
+            inout(ymm_reg) lanes[6],
+            inout(ymm_reg) lanes[7],
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+}
+
+/// The counter blocks `first..first + 16` of a pool (`first` a multiple of
+/// 16, `first + 16 <= 256`): the big-endian counter has only its last byte
+/// set, the top byte of each block's high 64 bits.
+///
+/// Block `first + k` (`k < 16`) is `first | k`, so each register is the
+/// batch's base `first` in both blocks XORed with a constant (`2i` and `2i + 1`
+/// in register `i`): no per-block inserts or shuffles, which would compete
+/// with VAESENC for the vector pipes. The encryption's XOR with round key 0
+/// then reassociates into one XOR of the base per batch and one XOR with a
+/// constant per register.
 #[inline]
 #[target_feature(enable = "aes,avx2,vaes")]
 fn pool_counters(first: usize) -> [__m256i; BATCH_LANES] {
+    debug_assert!(first.is_multiple_of(BATCH_BLOCKS) && first + BATCH_BLOCKS <= 256);
+    let top = (first as i64) << 56;
+    let mut base = _mm256_set_epi64x(top, 0, top, 0);
+    // Hides the base's bits from the compiler: knowing them, it turns the XORs
+    // below into ORs (the bits are disjoint), which it then cannot reassociate
+    // with round key 0's XOR, leaving two operations per register.
+    // SAFETY: the template is empty: it reads and writes nothing but the
+    // register it is given, which it leaves unchanged.
+    unsafe {
+        core::arch::asm!(
+            "/* {0} */",
+            inout(ymm_reg) base,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
     let mut lanes = [_mm256_setzero_si256(); BATCH_LANES];
     for (i, l) in lanes.iter_mut().enumerate() {
-        let j = (first + LANE_BLOCKS * i) as i64;
-        *l = _mm256_set_epi64x((j + 1) << 56, 0, j << 56, 0);
+        let k = (LANE_BLOCKS * i) as i64;
+        *l = _mm256_xor_si256(base, _mm256_set_epi64x((k + 1) << 56, 0, k << 56, 0));
     }
     lanes
 }
