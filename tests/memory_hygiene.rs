@@ -36,6 +36,19 @@ mod stand_in {
 #[cfg(not(ratchet_rng_inspect))]
 use stand_in::{ThreadStatePages, thread_state_pages};
 
+/// Taken by every test here before it first draws: a new thread's first use
+/// takes a wiped page that an exited thread left (the spare pages), so a test
+/// running beside [`exited_threads_pages_are_wiped_or_unmapped`] could seed the
+/// very page that test is reading back, between the wipe and the read.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds [`SERIAL`] (a failed test's poison does not matter: nothing is guarded).
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// One mapping of `/proc/self/smaps`: its address range and `VmFlags` (if the
 /// kernel printed them).
 #[derive(Debug)]
@@ -130,6 +143,7 @@ fn check_this_thread() -> ThreadStatePages {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn state_pages_are_kept_out_of_core_dumps() {
+    let _serial = serial();
     let here = check_this_thread();
     // Every thread has its own state, with the same treatment.
     let there = std::thread::spawn(check_this_thread).join().unwrap();
@@ -146,6 +160,7 @@ fn state_pages_are_kept_out_of_core_dumps() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn reported_wipe_matches_what_a_child_sees() {
+    let _serial = serial();
     let _ = ratchet_rng::u64();
     let pages = thread_state_pages().unwrap();
     let mut fds = [0; 2];
@@ -203,6 +218,7 @@ fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn thread_state_holds_no_served_output() {
+    let _serial = serial();
     std::thread::spawn(|| {
         let mut served = vec![0u8; 100];
         ratchet_rng::fill(&mut served);
@@ -243,6 +259,7 @@ fn thread_state_holds_no_served_output() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn forked_child_holds_none_of_the_parents_unread_output() {
+    let _serial = serial();
     std::thread::spawn(|| {
         let _ = ratchet_rng::u64();
         let pages = thread_state_pages().unwrap();
@@ -316,12 +333,15 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
 /// A thread's state outlives the thread only wiped: at exit its pages are
 /// zeroized and either unmapped or kept for a new thread. Checked from a
 /// thread-local destructor that runs right after the generator's (registered
-/// before it, destroyed after it), before another thread can take the pages;
+/// before it, destroyed after it), before another thread can take the pages
+/// (the other tests wait on [`SERIAL`]; within this test the threads run one
+/// after the other);
 /// read through `/proc/self/mem` (an unmapped page reads as an error, not a
 /// fault).
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn exited_threads_pages_are_wiped_or_unmapped() {
+    let _serial = serial();
     use std::cell::Cell;
     use std::io::{Read, Seek, SeekFrom};
 
