@@ -175,57 +175,59 @@ mod aes_bound {
     const LANES: usize = 8;
     const ROUNDS: usize = 14;
 
-    /// `batches` batches of 32 blocks (VAES-512).
-    #[target_feature(enable = "avx512f,vaes")]
-    fn rounds_only_512(batches: usize, seed: i64) -> [u64; 8] {
-        let key = _mm512_set1_epi64(seed);
-        let mut lanes: [__m512i; LANES] = [key; LANES];
-        for (i, l) in lanes.iter_mut().enumerate() {
-            *l = _mm512_xor_si512(*l, _mm512_set1_epi64(i as i64));
-        }
-        for _ in 0..batches {
-            for _ in 0..ROUNDS {
-                for l in lanes.iter_mut() {
-                    *l = _mm512_aesenc_epi128(*l, key);
+    /// `$name(batches, seed)`: `batches` batches of `LANES` registers of
+    /// `$words / 2` blocks each, 14 rounds each, folded into one register.
+    macro_rules! rounds_only {
+        ($name:ident, $features:literal, $reg:ty, $words:literal,
+         $set1:ident, $xor:ident, $aesenc:ident, $storeu:ident) => {
+            #[target_feature(enable = $features)]
+            fn $name(batches: usize, seed: i64) -> [u64; $words] {
+                let key = $set1(seed);
+                let mut lanes: [$reg; LANES] = [key; LANES];
+                for (i, l) in lanes.iter_mut().enumerate() {
+                    *l = $xor(*l, $set1(i as i64));
                 }
+                for _ in 0..batches {
+                    for _ in 0..ROUNDS {
+                        for l in lanes.iter_mut() {
+                            *l = $aesenc(*l, key);
+                        }
+                    }
+                }
+                let mut acc = lanes[0];
+                for l in &lanes[1..] {
+                    acc = $xor(acc, *l);
+                }
+                let mut out = [0u64; $words];
+                // SAFETY: `out` is one register's bytes, writable; `storeu` needs
+                // no alignment; the register's features are enabled on this
+                // function.
+                unsafe { $storeu(out.as_mut_ptr().cast(), acc) };
+                out
             }
-        }
-        let mut acc = lanes[0];
-        for l in &lanes[1..] {
-            acc = _mm512_xor_si512(acc, *l);
-        }
-        let mut out = [0u64; 8];
-        // SAFETY: `out` is 64 writable bytes; `storeu` needs no alignment; AVX512F
-        // is enabled on this function.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), acc) };
-        out
+        };
     }
 
-    /// `batches` batches of 16 blocks (VAES-256).
-    #[target_feature(enable = "avx2,vaes")]
-    fn rounds_only_256(batches: usize, seed: i64) -> [u64; 4] {
-        let key = _mm256_set1_epi64x(seed);
-        let mut lanes: [__m256i; LANES] = [key; LANES];
-        for (i, l) in lanes.iter_mut().enumerate() {
-            *l = _mm256_xor_si256(*l, _mm256_set1_epi64x(i as i64));
-        }
-        for _ in 0..batches {
-            for _ in 0..ROUNDS {
-                for l in lanes.iter_mut() {
-                    *l = _mm256_aesenc_epi128(*l, key);
-                }
-            }
-        }
-        let mut acc = lanes[0];
-        for l in &lanes[1..] {
-            acc = _mm256_xor_si256(acc, *l);
-        }
-        let mut out = [0u64; 4];
-        // SAFETY: `out` is 32 writable bytes; `storeu` needs no alignment; AVX2 is
-        // enabled on this function.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), acc) };
-        out
-    }
+    rounds_only!(
+        rounds_only_512,
+        "avx512f,vaes",
+        __m512i,
+        8,
+        _mm512_set1_epi64,
+        _mm512_xor_si512,
+        _mm512_aesenc_epi128,
+        _mm512_storeu_si512
+    );
+    rounds_only!(
+        rounds_only_256,
+        "avx2,vaes",
+        __m256i,
+        4,
+        _mm256_set1_epi64x,
+        _mm256_xor_si256,
+        _mm256_aesenc_epi128,
+        _mm256_storeu_si256
+    );
 
     pub fn bench(group: &mut BenchmarkGroup<'_, WallTime>, size: usize) {
         let vaes = std::is_x86_feature_detected!("vaes");
