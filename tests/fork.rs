@@ -9,6 +9,10 @@
 
 use std::collections::HashSet;
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[path = "common/raw_fork.rs"]
+mod raw_fork;
+
 /// How the child is made.
 #[derive(Clone, Copy, Debug)]
 enum ForkKind {
@@ -24,26 +28,8 @@ fn fork(kind: ForkKind) -> libc::pid_t {
         // SAFETY: the children only generate into stack memory, `write` and `_exit`.
         ForkKind::Libc => unsafe { libc::fork() },
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        ForkKind::RawSyscall => {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `fork` as a raw system call, bypassing libc; same child rules.
-            let pid = unsafe { libc::syscall(libc::SYS_fork) };
-            // `clone` with only the exit signal (no `CLONE_VM`): a fork. The other
-            // arguments (stack, parent/child tid, tls) are 0.
-            #[cfg(not(target_arch = "x86_64"))]
-            // SAFETY: as above.
-            let pid = unsafe {
-                libc::syscall(
-                    libc::SYS_clone,
-                    libc::c_long::from(libc::SIGCHLD),
-                    0 as libc::c_long,
-                    0 as libc::c_long,
-                    0 as libc::c_long,
-                    0 as libc::c_long,
-                )
-            };
-            pid as libc::pid_t
-        }
+        // SAFETY: as above.
+        ForkKind::RawSyscall => unsafe { raw_fork::raw_fork() },
     }
 }
 

@@ -22,6 +22,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "common/raw_fork.rs"]
+mod raw_fork;
+
 /// The scenarios share `SIGALRM` and the process's interval timer: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -227,18 +230,9 @@ extern "C" fn fork_in_handler(signal: libc::c_int) {
     }
     let saved = errno();
     let pid = if RAW.load(Ordering::Relaxed) {
-        // SAFETY: the raw system call (`clone` with only the exit signal: a
-        // fork; every architecture has it); the child only runs the loop below.
-        unsafe {
-            libc::syscall(
-                libc::SYS_clone,
-                libc::c_long::from(libc::SIGCHLD),
-                0 as libc::c_long,
-                0 as libc::c_long,
-                0 as libc::c_long,
-                0 as libc::c_long,
-            ) as libc::pid_t
-        }
+        // SAFETY: a fork by the raw system call; the child only runs the loop
+        // below.
+        unsafe { raw_fork::raw_fork() }
     } else {
         // SAFETY: `fork` is async-signal-safe; the child only runs the loop below.
         unsafe { libc::fork() }
