@@ -31,8 +31,14 @@ fn engine() -> Engine {
 
 /// Bytes of stack below the caller's frame that [`scrub_stack_if_used`]
 /// overwrites: more than the slow path's frames with the deepest refill
-/// kernel's under them (AVX-512 AES: about 3.3 KiB, plus its key expansion's).
-const SCRUB_BYTES: usize = 8192;
+/// kernel's under them, and no more, so that a signal handler that draws (on an
+/// alternate signal stack, say) needs little more stack than the refill itself.
+/// Frames on x86_64 (rustc 1.95, release): `x86_vaes512::fill_pools` 3008 bytes
+/// (key expansion inlined), `x86_vaes256` 1600, `x86_aesni` 504, the ChaCha
+/// kernels under 512, the slow path's own frames above them about 200; painted
+/// and measured, a `x86_vaes256` refill touches 2 KiB below `fill`'s frame.
+/// `tests/residue.rs` fails if a kernel's spills outgrow it.
+const SCRUB_BYTES: usize = 4096;
 
 std::thread_local! {
     /// Set when this thread generated or reseeded since the last scrub: its
