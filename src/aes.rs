@@ -27,7 +27,9 @@
 /// key), and the functions `load`, `store`, `expand_key` (into `[Reg; ROUNDS +
 /// 1]`, round keys broadcast to every block of a register), `EXPAND_STEPS`
 /// and `expand_key_step` (`expand_key` in steps: step `s` may read what the
-/// steps before wrote, and all steps in order are `expand_key`), `encrypt_batch`,
+/// steps before wrote, and all steps in order are `expand_key`; a backend that
+/// does not spread the expansion passes `expand = whole` and gets one step,
+/// `expand_key` itself), `encrypt_batch`,
 /// `pool_counters` (the counter blocks of a batch of a pool) and `store_head`
 /// (a pool's first batch: the next key, then the head of the pool). The
 /// functions generated here are compiled with the same features, so all of it
@@ -43,6 +45,20 @@
     reason = "used by the SIMD backends, which a build may leave out"
 )]
 macro_rules! pool_kernel {
+    (features = $features:literal, zero = $zero:expr, expand = whole) => {
+        /// The key expansion in one step: this backend does not spread it over
+        /// a pool's batches.
+        const EXPAND_STEPS: usize = 1;
+
+        /// `expand_key`, as the pool kernel's only expansion step.
+        #[inline]
+        #[target_feature(enable = $features)]
+        fn expand_key_step(key: &[u8; 32], rk: &mut [Reg; ROUNDS + 1], _step: usize) {
+            expand_key(key, rk);
+        }
+
+        pool_kernel!(features = $features, zero = $zero);
+    };
     (features = $features:literal, zero = $zero:expr) => {
         /// Several consecutive refills of `AesCtrPoolRng` (see `aes::fill_pools`).
         #[target_feature(enable = $features)]

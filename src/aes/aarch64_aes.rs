@@ -118,17 +118,6 @@ fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
     bytes.zeroize();
 }
 
-/// The key expansion in one step: this backend does not spread it over a
-/// pool's batches.
-const EXPAND_STEPS: usize = 1;
-
-/// [`expand_key`], as the pool kernel's only expansion step.
-#[inline]
-#[target_feature(enable = "aes")]
-fn expand_key_step(key: &[u8; 32], rk: &mut [Reg; ROUNDS + 1], _step: usize) {
-    expand_key(key, rk);
-}
-
 /// FIPS 197 Cipher on a batch of blocks, in registers.
 #[inline]
 #[target_feature(enable = "aes")]
@@ -169,4 +158,4 @@ fn store_head(key: &mut [u8; 32], head: &mut [u8; HEAD_OUTPUT_BYTES], lanes: &[R
     }
 }
 
-pool_kernel!(features = "aes", zero = vdupq_n_u8(0));
+pool_kernel!(features = "aes", zero = vdupq_n_u8(0), expand = whole);

@@ -84,17 +84,6 @@ fn expand_key(key: &[u8; 32], wide: &mut [Reg; ROUNDS + 1]) {
     narrow.zeroize();
 }
 
-/// The key expansion in one step: this backend does not spread it over a
-/// pool's batches.
-const EXPAND_STEPS: usize = 1;
-
-/// [`expand_key`], as the pool kernel's only expansion step.
-#[inline]
-#[target_feature(enable = "aes,avx512f,vaes")]
-fn expand_key_step(key: &[u8; 32], rk: &mut [Reg; ROUNDS + 1], _step: usize) {
-    expand_key(key, rk);
-}
-
 /// FIPS 197 Cipher on a batch of registers.
 #[inline]
 #[target_feature(enable = "aes,avx512f,vaes")]
@@ -151,4 +140,8 @@ fn store_head(key: &mut [u8; 32], head: &mut [u8; HEAD_OUTPUT_BYTES], lanes: &[R
     }
 }
 
-pool_kernel!(features = "aes,avx512f,vaes", zero = _mm512_setzero_si512());
+pool_kernel!(
+    features = "aes,avx512f,vaes",
+    zero = _mm512_setzero_si512(),
+    expand = whole
+);
