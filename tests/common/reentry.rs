@@ -78,8 +78,8 @@ pub struct DrawingAllocator {
     /// Every value it drew.
     pub drawn: Record,
     /// How many of them it drew while its thread was inside a call of the
-    /// generator: reentrant calls.
-    pub reentrant: AtomicUsize,
+    /// generator: reentrant calls (read with [`Self::reentrant`]).
+    reentrant: AtomicUsize,
 }
 
 #[allow(
