@@ -6,7 +6,8 @@
 //! nothing decided yet), which sets up the sandbox *before* the generator's
 //! first use, then times 100,000 `u64()` calls against 100,000 calls of a path
 //! that makes one `getpid` system call per value (what the slow fallback pays),
-//! and exits 0. Scenarios:
+//! best of 20 alternating runs each (a loaded or one-core machine spoils some
+//! runs of both, not the minimum), and exits 0. Scenarios:
 //! - a seccomp filter that kills the process on `fork`, `vfork`, `clone` and
 //!   `clone3` (before the fix, the first `u64()` forked its probe child: the
 //!   process died, exit 159);
@@ -96,17 +97,23 @@ fn forbid_fork(action: u32) {
     }
 }
 
-/// Nanoseconds per call of `f`, best of 5 runs of [`CALLS`].
-fn per_call(mut f: impl FnMut() -> u64) -> f64 {
-    (0..5)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..CALLS {
-                black_box(f());
-            }
-            start.elapsed().as_nanos() as f64 / f64::from(CALLS)
+/// Nanoseconds per call of `a` and of `b`, each the best of [`ROUNDS`] runs of
+/// [`CALLS`], the two alternating: a burst of load or a preemption spoils a
+/// run of each, not the comparison (a minimum, not a mean, is compared).
+fn per_call(mut a: impl FnMut() -> u64, mut b: impl FnMut() -> u64) -> (f64, f64) {
+    const ROUNDS: usize = 20;
+    let time = |f: &mut dyn FnMut() -> u64| {
+        let start = Instant::now();
+        for _ in 0..CALLS {
+            black_box(f());
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(CALLS)
+    };
+    (0..ROUNDS)
+        .map(|_| (time(&mut a), time(&mut b)))
+        .fold((f64::INFINITY, f64::INFINITY), |(x, y), (ta, tb)| {
+            (x.min(ta), y.min(tb))
         })
-        .fold(f64::INFINITY, f64::min)
 }
 
 /// The child's side: set up the sandbox, use the generator, measure.
@@ -138,9 +145,10 @@ fn sandbox_child() {
     let first = ratchet_rng::u64();
     let values: Vec<u64> = (0..1000).map(|_| ratchet_rng::u64()).collect();
     assert!(values.iter().all(|&v| v != first && v != 0));
-    let ours = per_call(ratchet_rng::u64);
-    // SAFETY: `getpid` has no preconditions.
-    let syscall = per_call(|| ratchet_rng::u64() ^ unsafe { libc::getpid() } as u64);
+    let (ours, syscall) = per_call(ratchet_rng::u64, || {
+        // SAFETY: `getpid` has no preconditions.
+        ratchet_rng::u64() ^ unsafe { libc::getpid() } as u64
+    });
     #[cfg(ratchet_rng_inspect)]
     let wipe = Some(
         ratchet_rng::__inspect::thread_state_pages()

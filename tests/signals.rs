@@ -1,7 +1,13 @@
 //! The thread-local generator under signals (Linux): a signal handler that uses
 //! the generator while the call it interrupted is half done, and a handler that
-//! forks there. Each scenario runs for about 2 s; the handlers allocate nothing
-//! (they write into preallocated statics) and use only async-signal-safe calls.
+//! forks there. The handlers allocate nothing (they write into preallocated
+//! statics) and use only async-signal-safe calls.
+//!
+//! Each scenario counts events, not time: it runs until a minimum number of
+//! signals has landed *inside the draw loop* (the handler counts them), and
+//! fails, saying how many landed, only if a generous cap ([`CAP`]) passes first.
+//! The interval timer is armed once per scenario, so the signal rate is the same
+//! on a fast CPU and a slow one, loaded or idle.
 //!
 //! 1. `SIGALRM` every 100 us; the handler calls `u64()` and `fill()`, while the
 //!    interrupted thread calls `u64()` and `fill()` in a loop. No 8-byte value may
@@ -12,12 +18,13 @@
 //! 2. `SIGALRM` every 300 us; the handler only forks. Each child resumes the
 //!    interrupted call, drops that one value (drawn, in the parent too, while
 //!    the call was in flight: a fork duplicates what a program holds), then reads
-//!    64 values and sends them back. None may be zero or equal to a value of the
-//!    parent. (Before the re-validation: the resumed call's store of `left`
-//!    reopened the fast path over the page the kernel had wiped, and the child
-//!    served zeros.)
+//!    64 values and sends them back. None may be zero or equal to a value the
+//!    parent drew from the fork to the end of the next chunk. (Before the
+//!    re-validation: the resumed call's store of `left` reopened the fast path
+//!    over the page the kernel had wiped, and the child served zeros.)
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -31,7 +38,19 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// The thread the signals are meant for (the handler forwards them there).
 static TARGET: AtomicU64 = AtomicU64::new(0);
 
-const RUN: Duration = Duration::from_secs(2);
+/// The most a scenario may take to reach its minimum number of events: far more
+/// than any machine needs (the timer's rate is wall-clock), so that only a
+/// scenario whose signals stop arriving fails on it.
+const CAP: Duration = Duration::from_secs(120);
+
+/// Signals that landed while the test's draw loop was running (counted by the
+/// handlers; the loop sets [`DRAWING`] around it).
+static LANDED_IN_LOOP: AtomicUsize = AtomicUsize::new(0);
+/// Set while the main loop only draws (no allocation): glibc's `fork` takes the
+/// allocator's locks, so a handler that forks while the interrupted code is
+/// inside `malloc` would deadlock. Outside the draw loop the handlers do nothing
+/// but forward or count.
+static DRAWING: AtomicBool = AtomicBool::new(false);
 
 fn this_thread() -> u64 {
     // SAFETY: no preconditions.
@@ -121,6 +140,9 @@ extern "C" fn draw_in_handler(signal: libc::c_int) {
         return;
     }
     let saved = errno();
+    if DRAWING.load(Ordering::Relaxed) {
+        LANDED_IN_LOOP.fetch_add(1, Ordering::Relaxed);
+    }
     let n = HANDLER_N.load(Ordering::Relaxed);
     if n + 2 <= HANDLER_CAP {
         FROM_HANDLER[n].store(ratchet_rng::u64(), Ordering::Relaxed);
@@ -154,48 +176,93 @@ fn handler_and_interrupted_call_never_share_a_value() {
     // allocates): not promised async-signal-safe, so it happens here.
     let _ = ratchet_rng::u64();
     TARGET.store(this_thread(), Ordering::Relaxed);
+    LANDED_IN_LOOP.store(0, Ordering::Relaxed);
     install(draw_in_handler);
-    const CHUNK: usize = 1 << 20;
+    /// Signals that must land inside the draw loop (at 100 us, 0.2 s of drawing;
+    /// the handler's buffer holds [`HANDLER_CAP`] / 2 runs).
+    const MIN_LANDED: usize = 2_000;
+    const CHUNK: usize = 1 << 18;
     let mut prev: Vec<u64> = Vec::with_capacity(CHUNK + 4);
     let mut cur: Vec<u64> = Vec::with_capacity(CHUNK + 4);
+    // Where in `cur` the handler ran (the loop's length after the draw it
+    // interrupted): the loop's own values are compared around each of these.
+    let mut landings: Vec<usize> = Vec::with_capacity(CHUNK);
+    // The handler's values of the previous chunk, compared with this one's too.
+    let mut pending: Vec<u64> = Vec::new();
     let (mut zeros, mut repeats, mut main_values, mut checked) = (0usize, 0usize, 0usize, 0usize);
     let start = Instant::now();
-    while start.elapsed() < RUN {
+    // Armed once: the signals keep their wall-clock rate whatever the loop's speed.
+    timer(100);
+    while LANDED_IN_LOOP.load(Ordering::Relaxed) < MIN_LANDED && start.elapsed() < CAP {
         cur.clear();
-        timer(100);
+        landings.clear();
+        let mut seen = HANDLER_N.load(Ordering::Relaxed);
+        DRAWING.store(true, Ordering::Relaxed);
         while cur.len() < CHUNK {
             draw(&mut cur);
+            let now = HANDLER_N.load(Ordering::Relaxed);
+            if now != seen {
+                seen = now;
+                landings.push(cur.len());
+            }
         }
-        timer(0);
+        DRAWING.store(false, Ordering::Relaxed);
         main_values += cur.len();
         let n = HANDLER_N.load(Ordering::Relaxed);
-        let from_handler: Vec<u64> = FROM_HANDLER[checked..n]
+        let mut fresh: Vec<u64> = FROM_HANDLER[checked..n]
             .iter()
             .map(|v| v.load(Ordering::Relaxed))
             .collect();
         checked = n;
-        let mut all: Vec<u64> = cur
+        zeros += cur.iter().chain(&fresh).filter(|&&v| v == 0).count();
+        fresh.sort_unstable();
+        repeats += fresh.windows(2).filter(|w| w[0] == w[1]).count();
+        // The handler's values against the loop's, these two chunks and the last.
+        let in_fresh = |v: &&u64| fresh.binary_search(v).is_ok();
+        repeats += cur.iter().chain(&prev).filter(in_fresh).count();
+        repeats += cur
             .iter()
-            .chain(&prev)
-            .chain(&from_handler)
-            .copied()
-            .collect();
-        zeros += cur.iter().chain(&from_handler).filter(|&&v| v == 0).count();
-        all.sort_unstable();
-        repeats += all.windows(2).filter(|w| w[0] == w[1] && w[0] != 0).count();
+            .filter(|v| pending.binary_search(v).is_ok())
+            .count();
+        // The loop's values among themselves, around each landing.
+        repeats += landings
+            .iter()
+            .map(|&at| repeats_around(&prev, &cur, at))
+            .sum::<usize>();
+        pending = fresh;
         std::mem::swap(&mut prev, &mut cur);
     }
     uninstall();
     let n = HANDLER_N.load(Ordering::Relaxed);
+    let landed = LANDED_IN_LOOP.load(Ordering::Relaxed);
     eprintln!(
-        "{main_values} values in the loop, {n} in {} handler runs: {repeats} repeated, {zeros} zero",
-        n / 2
-    );
-    assert!(
-        n >= 200,
-        "only {n} values from the handler: the signals did not arrive"
+        "{main_values} values in the loop, {n} in {} handler runs ({landed} inside the draw \
+         loop) in {:.1} s: {repeats} repeated, {zeros} zero",
+        n / 2,
+        start.elapsed().as_secs_f64()
     );
     assert_eq!((repeats, zeros), (0, 0), "repeated and zero values");
+    assert!(
+        landed >= MIN_LANDED,
+        "only {landed} of the {MIN_LANDED} signals needed landed inside the draw loop in \
+         {CAP:?}: the signals did not arrive"
+    );
+}
+
+/// Values the loop drew twice within [`AROUND`] values of index `at` of `cur`
+/// (`prev`'s tail continues the window before `cur`'s start): a call that a
+/// handler interrupted re-serves bytes of the same state page (4 KiB, 512
+/// values), so a repeat shows up near the landing.
+fn repeats_around(prev: &[u64], cur: &[u64], at: usize) -> usize {
+    const AROUND: usize = 2048;
+    let from_prev = AROUND.saturating_sub(at).min(prev.len());
+    let mut window: Vec<u64> = prev[prev.len() - from_prev..]
+        .iter()
+        .chain(&cur[at.saturating_sub(AROUND)..(at + AROUND).min(cur.len())])
+        .copied()
+        .collect();
+    window.sort_unstable();
+    window.windows(2).filter(|w| w[0] == w[1]).count()
 }
 
 // ---------------------------------------------------------------------------
@@ -210,10 +277,6 @@ static FORKS: AtomicUsize = AtomicUsize::new(0);
 /// Children reaped; the handler keeps at most [`OUTSTANDING`] children alive.
 static REAPED: AtomicUsize = AtomicUsize::new(0);
 const OUTSTANDING: usize = 32;
-/// Set while the main loop only draws (no allocation): glibc's `fork` takes the
-/// allocator's locks, so a handler that forks while the interrupted code is
-/// inside `malloc` would deadlock. Outside the draw loop the handler does nothing.
-static DRAWING: AtomicBool = AtomicBool::new(false);
 /// Whether the handler forks through libc (`pthread_atfork` handlers run) or the
 /// raw system call (only the kernel's wipe-on-fork sees it).
 static RAW: AtomicBool = AtomicBool::new(false);
@@ -271,6 +334,43 @@ fn child_reports() -> ! {
     unsafe { libc::_exit(if n == bytes.len() as isize { 0 } else { 1 }) }
 }
 
+/// Reaps every child forked so far (they exit as soon as they have written their
+/// report), then returns what they sent, and how many exited with a failure.
+fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize) {
+    let mut failed = 0;
+    while REAPED.load(Ordering::Relaxed) < FORKS.load(Ordering::Relaxed) {
+        let mut status = 0;
+        // SAFETY: a valid out-pointer; any child of ours.
+        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if pid <= 0 {
+            // Interrupted by a signal (EINTR), or no child is left to wait for
+            // (ECHILD: then the counts disagree, which the caller reports).
+            if errno() == libc::EINTR {
+                continue;
+            }
+            break;
+        }
+        REAPED.fetch_add(1, Ordering::Relaxed);
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            failed += 1;
+        }
+    }
+    let mut theirs = Vec::new();
+    loop {
+        // SAFETY: our pipe's read end (non-blocking); a writable buffer.
+        let n = unsafe { libc::read(fd, bytes.as_mut_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            break;
+        }
+        theirs.extend(
+            bytes[..n as usize]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+        );
+    }
+    (theirs, failed)
+}
+
 fn forks_in_handler(raw: bool) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let _ = ratchet_rng::u64();
@@ -279,8 +379,8 @@ fn forks_in_handler(raw: bool) {
     FORKS.store(0, Ordering::Relaxed);
     REAPED.store(0, Ordering::Relaxed);
     let mut fds = [0; 2];
-    // SAFETY: room for two descriptors; then the read end made non-blocking
-    // (children block on a full pipe until the parent drains it).
+    // SAFETY: room for two descriptors; then the read end made non-blocking (the
+    // children's reports fit in the pipe: at most OUTSTANDING * 512 bytes).
     unsafe {
         assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
         assert_eq!(libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK), 0);
@@ -288,20 +388,22 @@ fn forks_in_handler(raw: bool) {
     PIPE_WR.store(fds[1], Ordering::Relaxed);
     TARGET.store(this_thread(), Ordering::Relaxed);
     install(fork_in_handler);
+    /// Children that must be forked inside the draw loop and report.
+    const MIN_CHILDREN: usize = 300;
     const CHUNK: usize = 1 << 16;
     let mut prev: Vec<u64> = Vec::with_capacity(CHUNK + 4);
     let mut cur: Vec<u64> = Vec::with_capacity(CHUNK + 4);
-    let (mut children, mut child_values, mut zeros, mut shared, mut failed) = (0, 0, 0, 0, 0);
+    // The children's values of the previous chunk: they are compared with this
+    // chunk's parent values too (a fork near a chunk's end).
+    let mut pending: HashSet<u64> = HashSet::new();
+    let (mut child_values, mut zeros, mut shared, mut failed) = (0, 0, 0, 0);
     let mut bytes = vec![0u8; 1 << 16];
     let start = Instant::now();
-    while start.elapsed() < RUN {
-        if IN_CHILD.load(Ordering::Relaxed) {
-            // Forked by a signal that arrived while the parent was checking.
-            child_reports();
-        }
+    // Armed once: the signals keep their wall-clock rate whatever the loop's speed.
+    timer(300);
+    while REAPED.load(Ordering::Relaxed) < MIN_CHILDREN && start.elapsed() < CAP {
         cur.clear();
         DRAWING.store(true, Ordering::Relaxed);
-        timer(300);
         while cur.len() < CHUNK {
             let before = cur.len();
             draw(&mut cur);
@@ -312,75 +414,51 @@ fn forks_in_handler(raw: bool) {
                 child_reports();
             }
         }
-        timer(0);
         DRAWING.store(false, Ordering::Relaxed);
-        // Reap, then read what the children sent.
-        loop {
-            let mut status = 0;
-            // SAFETY: a valid out-pointer; any child of ours.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                break;
-            }
-            children += 1;
-            REAPED.fetch_add(1, Ordering::Relaxed);
-            if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-                failed += 1;
-            }
+        if IN_CHILD.load(Ordering::Relaxed) {
+            // Forked by a signal that arrived between the last draw and the store.
+            child_reports();
         }
-        let mut theirs = Vec::new();
-        loop {
-            // SAFETY: our pipe's read end (non-blocking); a writable buffer.
-            let n = unsafe { libc::read(fds[0], bytes.as_mut_ptr().cast(), bytes.len()) };
-            if n <= 0 {
-                break;
-            }
-            theirs.extend(
-                bytes[..n as usize]
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
-            );
-        }
+        // Every child of this chunk has reported once this returns.
+        let (theirs, bad) = reap_and_read(fds[0], &mut bytes);
+        failed += bad;
         child_values += theirs.len();
         zeros += cur.iter().chain(&theirs).filter(|&&v| v == 0).count();
-        let mut parent: Vec<u64> = cur.iter().chain(&prev).copied().collect();
-        parent.sort_unstable();
-        shared += theirs
+        let fresh: HashSet<u64> = theirs.into_iter().filter(|&v| v != 0).collect();
+        shared += cur
             .iter()
-            .filter(|v| **v != 0 && parent.binary_search(v).is_ok())
+            .filter(|v| fresh.contains(v) || pending.contains(v))
             .count();
+        shared += prev.iter().filter(|v| fresh.contains(v)).count();
+        pending = fresh;
         std::mem::swap(&mut prev, &mut cur);
     }
-    if IN_CHILD.load(Ordering::Relaxed) {
-        // Forked by a signal that arrived after the loop's last draw.
-        child_reports();
-    }
     uninstall();
-    // The last children.
-    loop {
-        let mut status = 0;
-        // SAFETY: a valid out-pointer; any child of ours.
-        if unsafe { libc::waitpid(-1, &mut status, 0) } <= 0 {
-            break;
-        }
-        children += 1;
-    }
+    let forks = FORKS.load(Ordering::Relaxed);
+    let (theirs, bad) = reap_and_read(fds[0], &mut bytes);
+    failed += bad;
+    child_values += theirs.len();
+    zeros += theirs.iter().filter(|&&v| v == 0).count();
+    let children = REAPED.load(Ordering::Relaxed);
     // SAFETY: our descriptors, closed once.
     unsafe {
         libc::close(fds[0]);
         libc::close(fds[1]);
     }
     eprintln!(
-        "{} forks in the handler ({}), {children} children reaped, {child_values} child values: \
-         {zeros} zero, {shared} equal to a parent's, {failed} children failed",
-        FORKS.load(Ordering::Relaxed),
+        "{forks} forks in the handler ({}) in {:.1} s, {children} children reaped, \
+         {child_values} child values: {zeros} zero, {shared} equal to a parent's, \
+         {failed} children failed",
         if raw { "raw system call" } else { "libc fork" },
-    );
-    assert!(
-        child_values >= 20 * PER_CHILD,
-        "only {child_values} values from children"
+        start.elapsed().as_secs_f64(),
     );
     assert_eq!((zeros, shared, failed), (0, 0, 0));
+    assert_eq!(children, forks, "children forked but not reaped");
+    assert!(
+        children >= MIN_CHILDREN && child_values == children * PER_CHILD,
+        "{children} children forked inside the draw loop in {CAP:?} ({child_values} values), \
+         {MIN_CHILDREN} needed: the signals did not arrive, or the forks failed"
+    );
 }
 
 #[test]
