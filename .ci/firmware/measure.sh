@@ -36,7 +36,7 @@ base_flash=$(($(field "$base" text) + $(field "$base" rodata)))
 echo "opt-level $CARGO_PROFILE_RELEASE_OPT_LEVEL; $(rustc --version); $(qemu-system-arm --version | head -1)"
 echo "baseline (start-up, semihosting, formatting, measuring code): .text $(field "$base" text) B, .rodata $(field "$base" rodata) B"
 echo
-echo "| generator | flash: .text + .rodata over the baseline (B) | RAM: .data + .bss (B) | RAM: the generator, \`size_of\` (B) | stack: construct (B) | stack: one refill (B) | instructions per byte |"
+echo "| generator | flash (B) | .data + .bss (B) | \`size_of\` (B) | stack: construct (B) | stack: one refill (B) | instructions per byte |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for f in fp-turboshake fp-shake fp-chacha8 fp-chacha12 fp-chacha20 fp-aes-ctr-pool \
     fp-rand-chacha8 fp-rand-chacha12 fp-chacha20-crate-chacha8 fp-chacha20-crate-chacha12 \

@@ -50,70 +50,70 @@ const fn iota<const N: usize>() -> [u8; N] {
 
 subject!(
     "fp-turboshake",
-    "ratchet-rng TurboShakeRng",
+    "ratchet-rng `TurboShakeRng`",
     ratchet_rng::TurboShakeRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<136>().into()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-shake",
-    "ratchet-rng ShakeRng",
+    "ratchet-rng `ShakeRng`",
     ratchet_rng::ShakeRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<136>().into()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-chacha8",
-    "ratchet-rng ChaChaKeyErasureRng (8 rounds)",
+    "ratchet-rng `ChaChaKeyErasureRng` (8 rounds)",
     ratchet_rng::ChaChaKeyErasureRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-chacha12",
-    "ratchet-rng ChaCha12KeyErasureRng",
+    "ratchet-rng `ChaCha12KeyErasureRng`",
     ratchet_rng::ChaCha12KeyErasureRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-chacha20",
-    "ratchet-rng ChaCha20KeyErasureRng",
+    "ratchet-rng `ChaCha20KeyErasureRng`",
     ratchet_rng::ChaCha20KeyErasureRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-aes-ctr-pool",
-    "ratchet-rng AesCtrPoolRng",
+    "ratchet-rng `AesCtrPoolRng`",
     ratchet_rng::AesCtrPoolRng,
     ratchet_rng::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| ratchet_rng::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-rand-chacha8",
-    "rand_chacha 0.9 ChaCha8Rng",
+    "rand_chacha 0.9 `ChaCha8Rng`",
     rand_chacha::ChaCha8Rng,
     rand_chacha::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| rand_chacha::rand_core::RngCore::fill_bytes(r, o)
 );
 subject!(
     "fp-rand-chacha12",
-    "rand_chacha 0.9 ChaCha12Rng",
+    "rand_chacha 0.9 `ChaCha12Rng`",
     rand_chacha::ChaCha12Rng,
     rand_chacha::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| rand_chacha::rand_core::RngCore::fill_bytes(r, o)
 );
 subject!(
     "fp-chacha20-crate-chacha8",
-    "chacha20 0.10 ChaCha8Rng",
+    "chacha20 0.10 `ChaCha8Rng`",
     chacha20::ChaCha8Rng,
     chacha20::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| chacha20::rand_core::Rng::fill_bytes(r, o)
 );
 subject!(
     "fp-chacha20-crate-chacha12",
-    "chacha20 0.10 ChaCha12Rng",
+    "chacha20 0.10 `ChaCha12Rng`",
     chacha20::ChaCha12Rng,
     chacha20::rand_core::SeedableRng::from_seed(super::iota::<32>()),
     |r: &mut G, o: &mut [u8]| chacha20::rand_core::Rng::fill_bytes(r, o)
@@ -122,7 +122,7 @@ subject!(
 // generator (no output buffer, no key erasure); its keystream over zeros.
 subject!(
     "fp-aes-ctr-crates",
-    "aes 0.9 + ctr 0.10 Ctr128BE<Aes256>",
+    "aes 0.9 + ctr 0.10 `Ctr128BE<Aes256>`",
     ctr::Ctr128BE<aes::Aes256>,
     ctr::cipher::KeyIvInit::new(&super::iota::<32>().into(), &[0u8; 16].into()),
     |r: &mut G, o: &mut [u8]| {
