@@ -238,7 +238,7 @@ fn x25519(c: &mut Checks) {
 fn rand_lines(c: &mut Checks) {
     // The fully qualified calls of docs/CLIENTS.md read one stream.
     let mut old = <ChaChaKeyErasureRng as rand08::SeedableRng>::from_seed(SEED);
-    let mut new = <ChaChaKeyErasureRng as SeedableRng>::from_seed(SEED);
+    let mut new = <ChaChaKeyErasureRng as ratchet_rng::rand_core::SeedableRng>::from_seed(SEED);
     let (a, b) = (
         rand08::RngCore::next_u64(&mut old),
         ratchet_rng::rand_core::Rng::next_u64(&mut new),
