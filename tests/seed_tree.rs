@@ -387,7 +387,10 @@ fn derivation_doc_shows_every_vector() {
         .collect();
     assert_eq!(doc, file, "docs/DERIVATION.md's vectors");
     let count = format!("all {} lines", file.len());
-    let prose = DERIVATION_MD.split_whitespace().collect::<Vec<_>>().join(" ");
+    let prose = DERIVATION_MD
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(prose.contains(&count), "docs/DERIVATION.md lacks `{count}`");
 }
 
@@ -412,6 +415,9 @@ fn derivation_doc_gives_the_seeds_at_7_3() {
     );
     for (name, seed) in [("chacha8", chacha8), ("turboshake", turboshake)] {
         let line = format!("seed {name} \"7/3\": {}", hex_of(&seed));
-        assert!(DERIVATION_MD.contains(&line), "docs/DERIVATION.md lacks `{line}`");
+        assert!(
+            DERIVATION_MD.contains(&line),
+            "docs/DERIVATION.md lacks `{line}`"
+        );
     }
 }
