@@ -248,7 +248,8 @@ fn descend_is_a_chain_of_children() {
 // --- order and thread independence -----------------------------------------------
 
 /// Points of item `i` of the Monte Carlo job that fall inside the unit circle,
-/// from `root.child(i)`: the same job as `examples/parallel.rs`.
+/// from `root.child(i)` (the pattern of `examples/parallel.rs`, with 24-bit float
+/// coordinates).
 #[cfg(not(target_family = "wasm"))]
 fn hits(root: &SeedTree, i: u64, points: u32) -> u64 {
     let mut rng: ChaChaKeyErasureRng = root.child(i).rng();
