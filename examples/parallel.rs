@@ -154,11 +154,11 @@ fn demonstration() {
         reverse,
     };
     let reference = job.line(&per_task_hits(&run(1, false)));
-    println!("{reference} (1 thread)");
+    println!("{reference} (pool of 1, forward order)");
     for (threads, reverse) in [(2, false), (8, false), (8, true), (1, true)] {
         let got = job.line(&per_task_hits(&run(threads, reverse)));
         let order = if reverse { "reverse" } else { "forward" };
-        println!("{got} ({threads} threads, {order} order)");
+        println!("{got} (pool of {threads}, {order} order)");
         assert_eq!(
             got, reference,
             "the result must not depend on the threads or the order"
