@@ -248,7 +248,8 @@ fn descend_is_a_chain_of_children() {
 // --- order and thread independence -----------------------------------------------
 
 /// Points of item `i` of the Monte Carlo job that fall inside the unit circle,
-/// from `root.child(i)`: the same job as `examples/parallel.rs`.
+/// from `root.child(i)` (the pattern of `examples/parallel.rs`, with 24-bit float
+/// coordinates).
 #[cfg(not(target_family = "wasm"))]
 fn hits(root: &SeedTree, i: u64, points: u32) -> u64 {
     let mut rng: ChaChaKeyErasureRng = root.child(i).rng();
@@ -364,4 +365,60 @@ fn fork_and_try_fork_work_for_every_generator() {
     check_fork(|| ChaCha12KeyErasureRng::from_key(b"fork"));
     check_fork(|| ChaCha20KeyErasureRng::from_key(b"fork"));
     check_fork(|| AesCtrPoolRng::from_key(b"fork"));
+}
+
+// --- docs/DERIVATION.md: its vectors and worked example ----------------------------
+
+const DERIVATION_MD: &str = include_str!("../docs/DERIVATION.md");
+
+/// docs/DERIVATION.md shows every line of the vector file, in order, and says
+/// how many there are.
+#[test]
+fn derivation_doc_shows_every_vector() {
+    let file: Vec<&str> = VECTORS
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    let doc: Vec<&str> = DERIVATION_MD
+        .lines()
+        .filter(|l| {
+            l.split_once(" \"")
+                .is_some_and(|(what, _)| what == "node" || GENERATORS.contains(&what))
+        })
+        .collect();
+    assert_eq!(doc, file, "docs/DERIVATION.md's vectors");
+    let count = format!("all {} lines", file.len());
+    let prose = DERIVATION_MD
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(prose.contains(&count), "docs/DERIVATION.md lacks `{count}`");
+}
+
+/// The intermediate seeds docs/DERIVATION.md gives for the path `7/3` (ChaCha8's
+/// 32 bytes, TurboSHAKE's 136), from the independent implementation: the crate
+/// seeds its generators at that node with exactly these bytes, and the doc
+/// writes them verbatim.
+#[test]
+fn derivation_doc_gives_the_seeds_at_7_3() {
+    let node_key = oracle_node("7/3");
+    let chacha8 = oracle_seed(&node_key, 3, 32);
+    let turboshake = oracle_seed(&node_key, 1, 136);
+    let seeded = ChaChaKeyErasureRng::from_seed(chacha8.clone().try_into().unwrap());
+    assert_eq!(
+        one_fill(&mut { seeded }, STREAM_BYTES),
+        crate_stream("chacha8", &node("7/3"))
+    );
+    let seeded = TurboShakeRng::from_seed(SpongeSeed::try_from(&turboshake[..]).unwrap());
+    assert_eq!(
+        one_fill(&mut { seeded }, STREAM_BYTES),
+        crate_stream("turboshake", &node("7/3"))
+    );
+    for (name, seed) in [("chacha8", chacha8), ("turboshake", turboshake)] {
+        let line = format!("seed {name} \"7/3\": {}", hex_of(&seed));
+        assert!(
+            DERIVATION_MD.contains(&line),
+            "docs/DERIVATION.md lacks `{line}`"
+        );
+    }
 }
