@@ -30,13 +30,22 @@ const THREADS: usize = 64;
     ignore = "spawns threads: none on this target"
 )]
 fn an_allocator_that_draws_is_served_and_never_repeats() {
+    // All threads hold their pages at once: none can take an exited thread's
+    // spare page instead of allocating one.
+    let all_started = std::sync::Arc::new(std::sync::Barrier::new(THREADS));
     ALLOCATOR.enable(true);
     let threads: Vec<_> = (0..THREADS)
         .map(|_| {
-            std::thread::spawn(|| {
-                let mut mine = Vec::with_capacity(3000);
-                // The first use here: off unix, the page is allocated inside
+            let all_started = all_started.clone();
+            std::thread::spawn(move || {
+                // The first use here, before this thread allocates (else the
+                // allocator's own draw would be the first use, and its nested
+                // allocation not drawn): off unix, the page is allocated inside
                 // the slow path.
+                let first = in_generator(ratchet_rng::u64);
+                all_started.wait();
+                let mut mine = Vec::with_capacity(3001);
+                mine.push(first);
                 for _ in 0..1000 {
                     mine.push(in_generator(ratchet_rng::u64));
                     let mut b = [0u8; 16];

@@ -28,6 +28,10 @@ pub(crate) const HAS_WIPE: bool = true;
 
 use crate::thread::pages;
 
+// The raw `clone` of the probe, shared with the tests (`tests/common/raw_fork.rs`).
+#[path = "raw_clone.rs"]
+mod raw_clone;
+
 /// Asks the kernel to give a forked child zero-filled pages in place of
 /// `page..page + len`; true if accepted (not proof: see [`wipe_works`]).
 ///
@@ -120,20 +124,18 @@ fn seccomp_filtered() -> bool {
 /// status 0 iff it reads 0 at `page`, and waits for it with `__WALL`. `None` when
 /// there is no clear answer (the clone refused, the child killed or gone).
 fn child_sees_zero(page: *const u8, exit_signal: libc::c_int) -> Option<bool> {
-    // `clone` with no flags but the exit signal: a copy of the address space (a
-    // fork). The other arguments (stack, parent tid, child tid / tls) are 0 on
-    // every architecture: the child runs on its copy of this stack.
     // SAFETY: the child below only reads memory and calls `_exit`
     // (async-signal-safe), as a child of a multi-threaded process must.
-    let pid =
-        unsafe { libc::syscall(libc::SYS_clone, libc::c_long::from(exit_signal), 0, 0, 0, 0) };
+    let pid = unsafe { raw_clone::fork(exit_signal) };
     if pid == 0 {
         // SAFETY: the child inherits the mapping (wiped or not): a valid read.
         let byte = unsafe { page.read_volatile() };
         // SAFETY: `_exit` ends the child at once, running nothing of the parent's.
         unsafe { libc::_exit(i32::from(byte != 0)) }
     }
-    let pid = libc::pid_t::try_from(pid).ok().filter(|&pid| pid > 0)?;
+    if pid <= 0 {
+        return None;
+    }
     let mut status: libc::c_int = 0;
     loop {
         // SAFETY: `status` is a valid out-pointer; `pid` is our own child.
