@@ -58,6 +58,7 @@ const KINDS: [Kind; 4] = [Kind::Draw, Kind::Fork, Kind::RawFork, Kind::Reseed];
 const SPARES: [&str; 2] = ["full", "empty"];
 
 /// How many times a scenario's hook raises the signal.
+#[cfg(ratchet_rng_inspect)]
 const MAX_FIRES: usize = 3;
 
 /// Points reached only through an open fast path (not where every call takes
@@ -93,9 +94,34 @@ impl Outcome {
     }
 }
 
+/// A command that runs this test binary again: under qemu-user through the
+/// cargo runner that runs this one (the emulator execs host programs, and the
+/// guest binary needs it), else directly.
+fn this_binary() -> Command {
+    let exe = std::env::current_exe().unwrap();
+    let under_qemu =
+        std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
+    let runner = std::env::vars()
+        .find(|(k, v)| {
+            k.starts_with("CARGO_TARGET_")
+                && k.ends_with("_RUNNER")
+                && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
+        })
+        .map(|(_, v)| v);
+    match runner {
+        Some(runner) if under_qemu => {
+            let mut words = runner.split_whitespace();
+            let mut command = Command::new(words.next().unwrap());
+            command.args(words).arg(exe);
+            command
+        }
+        _ => Command::new(exe),
+    }
+}
+
 /// Runs this binary's `scenario_child` with `spec` and parses its result line.
 fn run(spec: &str) -> Outcome {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+    let mut child = this_binary()
         .args([
             "scenario_child",
             "--exact",
