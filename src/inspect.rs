@@ -44,3 +44,183 @@ pub fn thread_state_pages() -> Option<ThreadStatePages> {
         unread: seen.secrets[1],
     })
 }
+
+// ---------------------------------------------------------------------------
+// thread: injection points
+// ---------------------------------------------------------------------------
+
+/// A place in the thread layer where a signal handler (or a fork, or another
+/// thread) could land between two steps that matter. Each is named by where it
+/// sits; `src/thread/storage.rs` and `src/thread/fork.rs` say at each one what
+/// a handler may do there. A test registers a hook ([`set_injection_hook`])
+/// that the code calls at every point it passes, on every thread.
+#[cfg(feature = "thread_rng")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Point {
+    /// `take` (`u32()`/`u64()`): `SLOT` read, the in-use mark not yet set.
+    TakeSlotRead,
+    /// `take`: value copied and `left` stored, before the `live` re-check.
+    TakeBeforeLive,
+    /// `take`: after the `live` re-check, before the mark is cleared.
+    TakeAfterLive,
+    /// `take_into` (`fill()`): `SLOT` read, the mark not yet set.
+    TakeIntoSlotRead,
+    /// `take_into`: bytes moved and `left` stored, before the `live` re-check.
+    TakeIntoBeforeLive,
+    /// `take_into`: after the `live` re-check, before the mark is cleared.
+    TakeIntoAfterLive,
+    /// The slow path: `SLOT` read, the mark not yet set.
+    SlowSlotRead,
+    /// The slow path: the mark set, `PAGE` not yet read.
+    SlowMarked,
+    /// The slow path: `PAGE` read (under the mark).
+    SlowPageRead,
+    /// First use: a page mapped (or taken from the spare list), not yet in `PAGE`.
+    PageMapped,
+    /// First use: the page in `PAGE`, not yet seeded.
+    PagePublished,
+    /// The slow path: seeded or refilled and `left` stored, before the `live`
+    /// re-check (the page not yet published to the fast path).
+    SlowBeforeLive,
+    /// The slow path: after the `live` re-check, before the gate is written.
+    SlowAfterLive,
+    /// The process's fork protection decided by this thread, not yet stored.
+    DecideVerdict,
+    /// Thread exit: the destructor entered, nothing stored yet.
+    DropEntered,
+    /// Thread exit: between the destructor's two stores (`SLOT`, then `PAGE`).
+    DropClosed,
+    /// Thread exit: the page taken out of `PAGE`, not yet wiped.
+    DropPageTaken,
+    /// Thread exit: the page wiped, not yet given to the spare list or unmapped.
+    DropWiped,
+    /// The `pthread_atfork` child hook: `SLOT` and `PAGE` read, before the mark.
+    ChildHookRead,
+}
+
+#[cfg(feature = "thread_rng")]
+impl Point {
+    /// Every point, in the order above.
+    pub const ALL: [Point; 19] = [
+        Point::TakeSlotRead,
+        Point::TakeBeforeLive,
+        Point::TakeAfterLive,
+        Point::TakeIntoSlotRead,
+        Point::TakeIntoBeforeLive,
+        Point::TakeIntoAfterLive,
+        Point::SlowSlotRead,
+        Point::SlowMarked,
+        Point::SlowPageRead,
+        Point::PageMapped,
+        Point::PagePublished,
+        Point::SlowBeforeLive,
+        Point::SlowAfterLive,
+        Point::DecideVerdict,
+        Point::DropEntered,
+        Point::DropClosed,
+        Point::DropPageTaken,
+        Point::DropWiped,
+        Point::ChildHookRead,
+    ];
+}
+
+/// The registered hook, as an address (0: none).
+#[cfg(feature = "thread_rng")]
+static HOOK: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Registers `hook` (or none): the thread layer calls it at every injection
+/// point it passes, on every thread, in signal handlers and forked children
+/// too. The hook runs with the thread layer's state half updated: it may raise
+/// a signal, block, or record, and must be async-signal-safe.
+#[cfg(feature = "thread_rng")]
+pub fn set_injection_hook(hook: Option<fn(Point)>) {
+    let address = hook.map_or(0, |hook| hook as usize);
+    HOOK.store(address, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Called at each point (the `inject!` macro).
+#[cfg(feature = "thread_rng")]
+#[inline(never)]
+pub(crate) fn inject(point: Point) {
+    let hook = HOOK.load(core::sync::atomic::Ordering::SeqCst);
+    if hook != 0 {
+        // SAFETY: the only nonzero value ever stored is a `fn(Point)` by
+        // `set_injection_hook`; function pointers live for the whole program.
+        let hook = unsafe { core::mem::transmute::<usize, fn(Point)>(hook) };
+        hook(point);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// thread: pages, spare list, verdict
+// ---------------------------------------------------------------------------
+
+/// Every thread-state page this process has mapped and not unmapped, and the
+/// spare list's pages (a subset, when nothing leaks), for the tests that check
+/// that no page is left unwiped or unreleased.
+#[cfg(all(feature = "thread_rng", unix))]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageAudit {
+    /// Addresses of the pages mapped and not unmapped.
+    pub mapped: std::vec::Vec<usize>,
+    /// Addresses of the pages in the spare list.
+    pub spare: std::vec::Vec<usize>,
+    /// The length of each page.
+    pub len: usize,
+}
+
+/// See [`PageAudit`].
+#[cfg(all(feature = "thread_rng", unix))]
+pub fn page_audit() -> PageAudit {
+    let (spare, len) = crate::thread::storage::inspect_spare();
+    PageAudit {
+        mapped: crate::thread::storage::inspect_pages::all(),
+        spare,
+        len,
+    }
+}
+
+/// Fills every empty slot of the spare list with a fresh page, so that the next
+/// exiting thread's page is unmapped; returns how many were added. Decides the
+/// process's fork protection if no thread has yet.
+#[cfg(feature = "thread_rng")]
+pub fn fill_spare() -> usize {
+    crate::thread::storage::inspect_fill_spare()
+}
+
+/// Unmaps every spare page, so that the next exiting thread's page is kept;
+/// returns how many.
+#[cfg(feature = "thread_rng")]
+pub fn drain_spare() -> usize {
+    crate::thread::storage::inspect_drain_spare()
+}
+
+/// Whether this thread's fast path is open (its gate is its page's header and
+/// not in use).
+#[cfg(feature = "thread_rng")]
+pub fn fast_path_open() -> bool {
+    crate::thread::storage::inspect_gate_open()
+}
+
+/// This process's fork protection, if decided: `"Wipe"`, `"Epoch"`,
+/// `"PidCheck"` or `"NoFork"`.
+#[cfg(feature = "thread_rng")]
+pub fn protection() -> Option<&'static str> {
+    use crate::thread::fork::Protection;
+    Some(match crate::thread::fork::decided()? {
+        Protection::Wipe => "Wipe",
+        Protection::Epoch => "Epoch",
+        Protection::PidCheck => "PidCheck",
+        Protection::NoFork => "NoFork",
+    })
+}
+
+/// Makes this thread's decision of the fork protection (if it makes one) take
+/// `verdict` as the wipe probe's answer instead of probing; `None` probes. A
+/// stand-in for a thread that probes under an emulator that accepts the
+/// wipe-on-fork advice without applying it (`Some(false)`), or for one under a
+/// seccomp filter, which trusts the advice (`Some(true)`).
+#[cfg(all(feature = "thread_rng", unix))]
+pub fn simulate_wipe_verdict(verdict: Option<bool>) {
+    crate::thread::fork::WIPE_VERDICT.with(|cell| cell.set(verdict));
+}

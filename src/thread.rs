@@ -10,7 +10,19 @@
 //! - `thread/fork.rs` and `thread/fork/`: fork detection, one file per OS
 //!   mechanism; `thread/pages.rs`: anonymous mappings (unix).
 
-mod fork;
+/// An injection point: with `cfg(ratchet_rng_inspect)`, calls the hook a test
+/// registered (`__inspect::set_injection_hook`) with `Point::$point`, so that a
+/// test can make a signal handler land exactly here; compiled out otherwise.
+/// The points sit where a handler or a fork could land between two steps that
+/// matter; each one's comment says what a handler may do there.
+macro_rules! inject {
+    ($point:ident) => {
+        #[cfg(ratchet_rng_inspect)]
+        crate::__inspect::inject(crate::__inspect::Point::$point);
+    };
+}
+
+pub(crate) mod fork;
 mod generator;
 #[cfg(unix)]
 mod pages;

@@ -82,29 +82,78 @@ impl Protection {
     }
 }
 
-/// `Protection` as decided by [`protection`], cached (0 = not decided yet).
+/// `Protection` as decided by [`protection`], cached: 0 = not decided yet, else
+/// the 1-based index in [`CONSERVATIVE`].
 static PROTECTION: AtomicU8 = AtomicU8::new(0);
 
+/// The verdicts, least conservative first: where two threads' verdicts differ,
+/// the later one in this list wins. Only `Wipe` and `PidCheck` (systems with a
+/// wipe mechanism) or `Epoch` and `PidCheck` (without one) can meet; `NoFork`
+/// is alone.
+const CONSERVATIVE: [Protection; 4] = [
+    Protection::Wipe,
+    Protection::Epoch,
+    Protection::PidCheck,
+    Protection::NoFork,
+];
+
 /// This process's protection, decided (and probed) on first use, when the
-/// `pthread_atfork` handler is registered with `on_child` as its hook. Racing
-/// threads may each decide; they reach the same answer. An atomic rather than a
-/// `Once`: a fork while another thread holds a `Once` would leave the child
-/// waiting forever.
+/// `pthread_atfork` handler is registered with `on_child` as its hook. An
+/// atomic rather than a `Once`: a fork while another thread holds a `Once`
+/// would leave the child waiting forever.
+///
+/// Racing threads may each decide, and need not agree: seccomp filters are per
+/// thread, so a thread under one cannot probe and trusts the kernel's word
+/// (`Wipe`), while another probes and may see the wipe fail (`PidCheck`, under
+/// an emulator). The verdicts are merged with `fetch_max` in [`CONSERVATIVE`]'s
+/// order, and each thread returns the merged value, not its own: a process
+/// where any thread saw the wipe fail never goes back to `Wipe`. The limit: a
+/// thread that returned `Wipe` before another stored `PidCheck` has its fast
+/// path open until its next slow path (at most one buffer), which reads the
+/// merged verdict and closes it.
 pub(crate) fn protection(on_child: fn()) -> Protection {
-    const ALL: [Protection; 4] = [
-        Protection::Wipe,
-        Protection::Epoch,
-        Protection::PidCheck,
-        Protection::NoFork,
-    ];
     let cached = PROTECTION.load(Ordering::Acquire);
-    if let Some(&known) = ALL.get(usize::from(cached).wrapping_sub(1)) {
+    if let Some(&known) = CONSERVATIVE.get(usize::from(cached).wrapping_sub(1)) {
         return known;
     }
     let decided = decide(on_child);
-    let code = ALL.iter().position(|&p| p == decided).map_or(0, |i| i + 1);
-    PROTECTION.store(code as u8, Ordering::Release);
-    decided
+    // Decided, not yet stored: another thread may decide and store here (the
+    // injection tests hold this thread here while one does).
+    inject!(DecideVerdict);
+    let code = CONSERVATIVE
+        .iter()
+        .position(|&p| p == decided)
+        .map_or(1, |i| i + 1) as u8;
+    let merged = PROTECTION.fetch_max(code, Ordering::AcqRel).max(code);
+    CONSERVATIVE[usize::from(merged) - 1]
+}
+
+#[cfg(all(ratchet_rng_inspect, unix))]
+std::thread_local! {
+    /// What `decide` takes as the wipe probe's answer on this thread instead of
+    /// probing (`__inspect::simulate_wipe_verdict`): a test's stand-in for an
+    /// emulator that accepts the advice without applying it.
+    pub(crate) static WIPE_VERDICT: core::cell::Cell<Option<bool>> =
+        const { core::cell::Cell::new(None) };
+}
+
+/// The wipe probe's answer (see [`WIPE_VERDICT`] for the inspection builds).
+#[cfg(unix)]
+fn wipe_works() -> bool {
+    #[cfg(ratchet_rng_inspect)]
+    if let Some(verdict) = WIPE_VERDICT.with(core::cell::Cell::get) {
+        return verdict;
+    }
+    wipe::wipe_works()
+}
+
+/// This process's verdict so far, if decided (inspection hook).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn decided() -> Option<Protection> {
+    let cached = PROTECTION.load(Ordering::Acquire);
+    CONSERVATIVE
+        .get(usize::from(cached).wrapping_sub(1))
+        .copied()
 }
 
 #[cfg(unix)]
@@ -112,7 +161,7 @@ fn decide(on_child: fn()) -> Protection {
     let registered = atfork::register(on_child);
     if wipe::HAS_WIPE {
         // The epoch is a second layer here; the wipe decides.
-        if wipe::wipe_works() {
+        if wipe_works() {
             Protection::Wipe
         } else {
             Protection::PidCheck

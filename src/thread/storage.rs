@@ -12,17 +12,42 @@
 //! destructor frees the page when the thread exits.
 //!
 //! # In use: reentrancy and signals
-//! Every call marks the state *in use* before it reads anything from it, and
-//! clears the mark when it is done: the low bit of [`SLOT`] (a thread-local,
-//! copied, not wiped, into a forked child). A call that finds the mark set is a
-//! reentrant one (a signal handler that interrupted a call on this thread, a
-//! custom `getrandom` backend, a global allocator or a thread-local destructor
-//! running inside the slow path) and never touches the state: it is served by
-//! the operating system (`getrandom`), as glibc's vDSO `getrandom` does with its
-//! in-use flag. Nothing is served twice, no `&mut` aliases, and the mark is set
-//! before `left` is read, so a handler that ran to completion before the mark
-//! was set has already updated `left`. Compiler fences keep the compiler from
-//! moving state accesses across the mark (a signal handler is invisible to it).
+//! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
+//! wiped, into a forked child). Every call reads `SLOT`, and, if the mark is
+//! clear, sets it; only then does it read [`PAGE`], `left` or the state, and it
+//! clears the mark (writing the gate) when it is done. A call that finds the
+//! mark set is a reentrant one (a signal handler that interrupted a call on this
+//! thread, a custom `getrandom` backend, a global allocator or a thread-local
+//! destructor running inside the slow path) and never touches the state: it is
+//! served by the operating system (`getrandom`), as glibc's vDSO `getrandom`
+//! does with its in-use flag.
+//!
+//! What a signal handler may do, by where it lands:
+//! - **Between the read of `SLOT` and the mark** (one window per entry point):
+//!   it finds the mark clear and runs a whole call, which may create the page,
+//!   seed it, refill it, and open or close the gate. The interrupted call then
+//!   sets the mark over the value it read, which is still [`CLOSED`] or this
+//!   thread's page (a page lives as long as its thread, and the thread cannot
+//!   exit inside the call), and reads `PAGE` and `left` only after the mark, so it
+//!   sees everything the handler left (one page per thread, never a stale
+//!   `left`). When it ends it writes back the gate it read: at worst that closes
+//!   a gate the handler opened (the next call takes the slow path) or reopens
+//!   one the handler closed over the same page, whose `left` still says what may
+//!   be served.
+//! - **After the mark**: served by the OS, the state untouched.
+//! - **In the thread-exit destructor** ([`Owner`]): before its first store, a
+//!   whole call as above; after it, the mark is set for good (the gate closed
+//!   and in use), so that no later call on this thread (a handler, another
+//!   thread-local's destructor) reaches the page, which is then wiped and
+//!   released.
+//!
+//! Nothing is served twice and no `&mut` aliases. Every write of `SLOT` and
+//! `PAGE` goes through [`set_slot`] / [`set_page`], fenced on both sides, so the
+//! compiler (to which a signal handler is invisible) moves no state access
+//! across the mark or the page pointer. Each window above has an injection point
+//! (`inject!`, compiled only with `cfg(ratchet_rng_inspect)`) where
+//! `tests/injection.rs` lands a real signal handler that draws, forks or
+//! reseeds.
 //!
 //! # A fork in the middle of a call
 //! A signal handler may fork while the call it interrupted is half done; the
@@ -138,6 +163,18 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
+/// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
+/// as it has no destructor). Fenced on both sides, as [`set_slot`].
+#[inline(always)]
+fn set_page(page: *mut Page) -> *mut Page {
+    compiler_fence(Ordering::SeqCst);
+    let old = PAGE
+        .try_with(|cell| cell.replace(page))
+        .unwrap_or(ptr::null_mut());
+    compiler_fence(Ordering::SeqCst);
+    old
+}
+
 /// Where the last `K` of `left` unread bytes start, if the buffer holds them:
 /// `x = left - K` when `K <= left <= BUFFER_BYTES`, found with one unsigned
 /// compare (a `left` below `K` wraps past the bound), which also proves
@@ -171,12 +208,17 @@ unsafe fn buffer(header: *const Header) -> *mut u8 {
 #[inline(always)]
 pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     let slot = SLOT.with(Cell::get);
+    // A handler here runs a whole call (the mark is clear); `slot` stays
+    // `CLOSED` or this thread's page.
+    inject!(TakeSlotRead);
     if in_use(slot) {
         return None;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
-    // SAFETY: `slot` is `CLOSED` or the header of this thread's live page; both
-    // are valid for reads while this thread runs, and only atomics are read.
+    // SAFETY: `slot` was read from `SLOT` with the mark clear: `CLOSED` or the
+    // header of this thread's page, which lives until this thread's `Owner` is
+    // dropped, and that cannot happen inside this call; both are valid for reads
+    // (only atomics are read). `left` is read only now, under the mark.
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
     let Some(x) = last_k::<K>(left) else {
@@ -184,8 +226,9 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
         return None;
     };
     // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
-    // live page, and this call holds the in-use mark, so nothing else touches its
-    // buffer; `x + K <= BUFFER_BYTES` (`last_k`).
+    // page, and this call holds the in-use mark (set before `left` was read), so
+    // no handler touches its buffer until the mark is cleared; `x + K <=
+    // BUFFER_BYTES` (`last_k`).
     let out = unsafe {
         let src = buffer(slot).add(x);
         let out = src.cast::<[u8; K]>().read();
@@ -194,10 +237,16 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     };
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
+    // A handler here is served by the OS; one that forks leaves a child whose
+    // page was wiped (or closed by the `pthread_atfork` hook): caught below.
+    inject!(TakeBeforeLive);
     if header.live.load(Ordering::Relaxed) != LIVE {
         forked_during(header, slot);
         return None;
     }
+    // A fork here duplicates a value already drawn (as any value a program
+    // holds when it forks); the child's next call finds `left == 0`.
+    inject!(TakeAfterLive);
     set_slot(slot);
     Some(out)
 }
@@ -219,11 +268,14 @@ fn forked_during(header: &Header, slot: *const Header) {
 #[inline(always)]
 pub(crate) fn take_into(dst: &mut [u8]) -> bool {
     let slot = SLOT.with(Cell::get);
+    // As in `take`: a handler here runs a whole call.
+    inject!(TakeIntoSlotRead);
     if in_use(slot) {
         return false;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
-    // SAFETY: as in `take`: `CLOSED` or this thread's live page; atomics only.
+    // SAFETY: as in `take`: `CLOSED` or this thread's page, which outlives this
+    // call; atomics only, read under the mark.
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
     // `x <= left` iff `dst.len() <= left` (else `x` wraps).
@@ -232,17 +284,20 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
         set_slot(slot);
         return false;
     }
-    // SAFETY: `left >= 1`: this thread's live page (as in `take`), held in use;
+    // SAFETY: `left >= 1`: this thread's page (as in `take`), held in use;
     // `x..left` lies in its buffer (`left <= BUFFER_BYTES`), and `dst` is the
     // caller's memory, which cannot overlap the page (nothing hands it out).
     let src = unsafe { core::slice::from_raw_parts_mut(buffer(slot).add(x), left - x) };
     crate::rngs::buffer::move_out(dst, src);
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
+    // As in `take`.
+    inject!(TakeIntoBeforeLive);
     if header.live.load(Ordering::Relaxed) != LIVE {
         forked_during(header, slot);
         return false;
     }
+    inject!(TakeIntoAfterLive);
     set_slot(slot);
     true
 }
@@ -271,11 +326,23 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let Ok(slot) = SLOT.try_with(Cell::get) else {
         return crate::error::os_fill(dst);
     };
-    let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
-    if in_use(slot) || !(page.is_null() || is_page(page)) {
+    // A handler here runs a whole call, a thread's first use included (it
+    // creates and seeds the page): `PAGE` is read only under the mark, below.
+    inject!(SlowSlotRead);
+    if in_use(slot) {
         return crate::error::os_fill(dst);
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
+    // From here on, a handler is served by the OS.
+    inject!(SlowMarked);
+    let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
+    inject!(SlowPageRead);
+    if !(page.is_null() || is_page(page)) {
+        // `destroyed()` (thread exit also leaves the mark set, caught above) or
+        // `creating()` (set only under the mark): not reached, kept for safety.
+        set_slot(slot);
+        return crate::error::os_fill(dst);
+    }
     let page = if page.is_null() {
         match create_page() {
             Some(page) => page,
@@ -294,20 +361,31 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // compares the process id; with the epoch alone, once per buffer refill.
     let check_pid = protection.checks_pid() || !fast;
     let result = loop {
-        // SAFETY: `page` is this thread's live page; only its atomics are read
-        // through this shared reference, and no `&mut` covers the header.
+        // SAFETY: `page` is this thread's page, read from `PAGE` (or created)
+        // under the mark; it lives until `Owner` is dropped, which cannot happen
+        // inside this call. Only its atomics are read through this shared
+        // reference, and no `&mut` covers the header.
         let header = unsafe { &(*page).header };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         let mut left = header.left.load(Ordering::Relaxed);
-        // SAFETY: this thread's live page, held in use by this call: no other
-        // reference to its state exists (reentrant calls see the mark and keep
-        // off; the fast path reaches only the buffer, and only under the mark).
+        // SAFETY: this thread's page, held in use by this call since before
+        // `PAGE` was read: no other reference to its state exists (reentrant
+        // calls see the mark and keep off; the fast path reaches only the
+        // buffer, and only under the mark).
         let state = unsafe { &mut (*page).state };
         let result = state.serve(&mut left, dst, force, check_pid);
         header.left.store(left, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
-        if header.live.load(Ordering::Relaxed) == LIVE {
+        // Seeded (or refilled), not yet published to the fast path: a handler
+        // here is served by the OS; a fork leaves a child that finds `live`
+        // zeroed below and starts over.
+        inject!(SlowBeforeLive);
+        let live = header.live.load(Ordering::Relaxed) == LIVE;
+        // A fork here (after the re-check) duplicates a call that has finished
+        // with the state; the child's next call finds `left == 0`.
+        inject!(SlowAfterLive);
+        if live {
             break result;
         }
         // Forked during this call (a signal handler): this is the child. What
@@ -332,20 +410,25 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
 /// registering the thread-exit destructor may make, a global allocator) is
 /// served by the OS.
 fn create_page() -> Option<*mut Page> {
-    let _ = PAGE.try_with(|cell| cell.set(creating()));
+    set_page(creating());
     // The destructor that frees the page must be registered first; it cannot be
     // once this thread's thread-locals are being destroyed.
     if OWNER.try_with(|_| ()).is_err() {
-        let _ = PAGE.try_with(|cell| cell.set(destroyed()));
+        set_page(destroyed());
         return None;
     }
     let protection = fork::protection(close_in_child);
     let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
-        let _ = PAGE.try_with(|cell| cell.set(ptr::null_mut()));
+        set_page(ptr::null_mut());
         return None;
     };
+    // Mapped, not yet this thread's: a handler here is served by the OS (the
+    // caller holds the mark), so no second page is made.
+    inject!(PageMapped);
     let _ = ADVICE.try_with(|cell| cell.set((wipes, no_dump)));
-    let _ = PAGE.try_with(|cell| cell.set(page));
+    set_page(page);
+    // Published in `PAGE`, not yet seeded: a handler is still served by the OS.
+    inject!(PagePublished);
     Some(page)
 }
 
@@ -373,6 +456,8 @@ fn page_len() -> usize {
 fn alloc_page(protection: Protection) -> Option<(*mut Page, bool, bool)> {
     let len = page_len();
     let page = super::pages::map(len)?;
+    #[cfg(ratchet_rng_inspect)]
+    inspect_pages::mapped(page.addr());
     // SAFETY: `page..page + len` is the fresh private mapping made above.
     let wipes = protection == Protection::Wipe && unsafe { fork::advise_wipe(page, len) };
     // SAFETY: as above.
@@ -402,6 +487,8 @@ unsafe fn free_page(page: *mut Page) {
     unsafe { (*page).state.wipe() };
     #[cfg(unix)]
     {
+        #[cfg(ratchet_rng_inspect)]
+        inspect_pages::unmapped(page.addr());
         // SAFETY: the mapping `alloc_page` made (same length), not used after this.
         unsafe { super::pages::unmap(page.cast::<u8>(), page_len()) };
     }
@@ -462,19 +549,30 @@ struct Owner;
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        let _ = SLOT.try_with(|slot| slot.set(&raw const CLOSED));
-        let Ok(page) = PAGE.try_with(|cell| cell.replace(destroyed())) else {
-            return;
-        };
+        // Thread-local destructors do not run inside a call of this module. A
+        // handler here runs a whole call over the page (still this thread's).
+        inject!(DropEntered);
+        // Closed for good, and in use for good: from this store on, every call
+        // on this thread (a handler, another thread-local's destructor) finds
+        // the mark and is served by the OS; none reads `PAGE` or reopens the
+        // gate. So this is the first store, before `PAGE` is touched.
+        set_slot((&raw const CLOSED).map_addr(|a| a | IN_USE));
+        // A handler here is served by the OS.
+        inject!(DropClosed);
+        let page = set_page(destroyed());
+        inject!(DropPageTaken);
         if is_page(page) {
-            // SAFETY: this thread's page, which no one can reach any more (the
-            // gate is closed and `PAGE` says "destroyed"); thread-local
-            // destructors do not run inside a call of this module.
+            // SAFETY: this thread's page. No call can reach it any more: the
+            // mark is set for good (above, fenced: the compiler cannot sink that
+            // store below these writes), and `PAGE` says "destroyed"; a handler
+            // that ran before the mark finished its call.
             unsafe {
                 (*page).state.wipe();
                 (*page).header.left.store(0, Ordering::Relaxed);
                 (*page).header.live.store(0, Ordering::Relaxed);
             }
+            // Wiped, not yet released: a handler is served by the OS.
+            inject!(DropWiped);
             let advice = ADVICE.try_with(Cell::get).unwrap_or_default();
             if !give_spare(page, advice) {
                 // SAFETY: as above; not kept, so not used after this.
@@ -495,10 +593,16 @@ fn close_in_child() {
     let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
         return;
     };
+    // Read before any mark (a mark found set is respected below). A handler
+    // here in the child runs a whole call: with a wiped page (or no fast path)
+    // that call reseeds (the epoch moved before this hook); its buffer is then
+    // discarded below.
+    inject!(ChildHookRead);
     if !is_page(page) {
         return;
     }
-    // SAFETY: this thread's live page; atomics only through this reference.
+    // SAFETY: this thread's page (the child's only thread, whose `Owner` has not
+    // run: `PAGE` would say "destroyed"); atomics only through this reference.
     let header = unsafe { &(*page).header };
     let mut left = header.left.swap(0, Ordering::Relaxed);
     header.live.store(0, Ordering::Relaxed);
@@ -506,8 +610,10 @@ fn close_in_child() {
         return;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
-    // SAFETY: this thread's live page, not in use: no reference to its state is
-    // live, and the mark keeps reentrant calls off.
+    // SAFETY: this thread's page, not in use when `slot` was read (a handler
+    // that landed between that read and the mark ran a whole call and left no
+    // reference behind): no reference to its state is live, and the mark keeps
+    // reentrant calls off.
     unsafe { (*page).state.discard(&mut left) };
     set_slot(slot);
 }
@@ -550,6 +656,92 @@ pub(crate) fn inspect() -> Option<Inspected> {
             (state + unread.start, unread.len()),
         ],
     })
+}
+
+/// The inspection hooks' record of the pages this process mapped for thread
+/// states and has not unmapped (addresses; 0: a free entry).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) mod inspect_pages {
+    use core::sync::atomic::{AtomicUsize, Ordering};
+
+    static MAPPED: [AtomicUsize; 1024] = [const { AtomicUsize::new(0) }; 1024];
+
+    pub(super) fn mapped(page: usize) {
+        let _ = MAPPED.iter().any(|slot| {
+            slot.compare_exchange(0, page, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        });
+    }
+
+    pub(super) fn unmapped(page: usize) {
+        let _ = MAPPED.iter().any(|slot| {
+            slot.compare_exchange(page, 0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        });
+    }
+
+    /// The pages mapped and not unmapped.
+    pub(crate) fn all() -> std::vec::Vec<usize> {
+        MAPPED
+            .iter()
+            .map(|slot| slot.load(Ordering::Relaxed))
+            .filter(|&page| page != 0)
+            .collect()
+    }
+}
+
+/// The spare pages (addresses), and the length of every page.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inspect_spare() -> (std::vec::Vec<usize>, usize) {
+    let spare = SPARE
+        .iter()
+        .map(|slot| slot.load(Ordering::Relaxed).addr() & !3)
+        .filter(|&page| page != 0)
+        .collect();
+    (spare, page_len())
+}
+
+/// Fills every empty spare slot with a fresh page (advised as this process's
+/// protection says); returns how many were added.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inspect_fill_spare() -> usize {
+    let protection = fork::protection(close_in_child);
+    let mut added = 0;
+    while SPARE
+        .iter()
+        .any(|slot| slot.load(Ordering::Relaxed).is_null())
+    {
+        let Some((page, wipes, no_dump)) = alloc_page(protection) else {
+            break;
+        };
+        if !give_spare(page, (wipes, no_dump)) {
+            // SAFETY: the page just made, never handed out.
+            unsafe { free_page(page) };
+            break;
+        }
+        added += 1;
+    }
+    added
+}
+
+/// Unmaps every spare page; returns how many.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inspect_drain_spare() -> usize {
+    let mut freed = 0;
+    while let Some((page, _, _)) = take_spare() {
+        // SAFETY: taken out of the spare list: a wiped page no one else holds.
+        unsafe { free_page(page) };
+        freed += 1;
+    }
+    freed
+}
+
+/// Whether this thread's fast path is open: `SLOT` is a page's header, not in
+/// use.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inspect_gate_open() -> bool {
+    SLOT.try_with(Cell::get)
+        .is_ok_and(|slot| !in_use(slot) && slot != &raw const CLOSED)
 }
 
 #[cfg(test)]

@@ -1,0 +1,847 @@
+//! Deterministic interleavings of the thread layer (Linux): a real signal handler
+//! raised at each injection point of `src/thread/storage.rs` and
+//! `src/thread/fork.rs` (`__inspect::Point`, compiled only with
+//! `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as ignored).
+//!
+//! Each test names one point and runs it with every handler kind ([`KINDS`]:
+//! one that draws, one that forks through libc and one by the raw `clone`
+//! system call (the child draws in the handler and after the interrupted call
+//! returns, and reports through a pipe), one that calls `reseed()`), once with
+//! the spare-page list full when the thread exits (its page is unmapped) and
+//! once with it empty (its page is kept and the next thread takes it). Each run
+//! is a fresh process (this binary, re-run with [`SCENARIO`] set), so a crash is
+//! a failed run with a message, and the process's pages can be counted. The
+//! scenario ([`scenario`]): a worker thread goes through first use, the fast
+//! paths, a refill, `reseed()`, a libc `fork` and thread exit, with a
+//! thread-local destructor that draws after the generator's own (a "late"
+//! call); the hook raises `SIGUSR1` on the worker at the point, at most
+//! [`MAX_FIRES`] times. Once the worker's page is released, a second thread
+//! starts, takes the page if it was kept, and snapshots its unread output
+//! before the late calls run. Asserted: 0 repeated values (the late calls'
+//! values among the second thread's unread output count as repeats), 0 zeros,
+//! no crash (the process or a child killed), no child value equal to a parent
+//! value, and, after both threads exited, every page the process mapped is
+//! back in the spare list and all zero (no page leaked, none left unwiped).
+//!
+//! `per_thread_seccomp_verdicts_agree` races two threads' first use (issue 20,
+//! finding 3): one under a seccomp filter (which trusts the wipe advice), one
+//! whose probe says the wipe fails; the first is held at `DecideVerdict` until
+//! the second has stored its verdict. The process must end on `PidCheck`, the
+//! first thread's fast path closed, and a raw-`clone` child must serve none of
+//! its buffered bytes.
+//!
+//! Extension point: when `reseed_all_threads()` exists, add a `ReseedAll` kind
+//! to [`Kind`] and [`KINDS`] (handler: call it, then draw).
+#![cfg(any(target_os = "linux", target_os = "android"))]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[cfg(ratchet_rng_inspect)]
+#[path = "common/raw_fork.rs"]
+mod raw_fork;
+
+const SCENARIO: &str = "RATCHET_RNG_INJECTION_SCENARIO";
+
+/// How a handler reacts at the point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Draw,
+    Fork,
+    RawFork,
+    Reseed,
+}
+
+const KINDS: [Kind; 4] = [Kind::Draw, Kind::Fork, Kind::RawFork, Kind::Reseed];
+
+/// The spare list when the worker exits.
+const SPARES: [&str; 2] = ["full", "empty"];
+
+/// How many times a scenario's hook raises the signal.
+#[cfg(ratchet_rng_inspect)]
+const MAX_FIRES: usize = 3;
+
+/// Points reached only through an open fast path (not where every call takes
+/// the slow path: no working wipe, as under qemu-user).
+const FAST_PATH_ONLY: [&str; 4] = [
+    "TakeBeforeLive",
+    "TakeAfterLive",
+    "TakeIntoBeforeLive",
+    "TakeIntoAfterLive",
+];
+
+/// What one scenario process reported.
+#[derive(Debug, Default)]
+struct Outcome {
+    fields: Vec<(String, String)>,
+    crash: Option<String>,
+}
+
+impl Outcome {
+    fn get(&self, key: &str) -> usize {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn text(&self, key: &str) -> &str {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// A command that runs this test binary again: under qemu-user through the
+/// cargo runner that runs this one (the emulator execs host programs, and the
+/// guest binary needs it), else directly.
+fn this_binary() -> Command {
+    let exe = std::env::current_exe().unwrap();
+    let under_qemu =
+        std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
+    let runner = std::env::vars()
+        .find(|(k, v)| {
+            k.starts_with("CARGO_TARGET_")
+                && k.ends_with("_RUNNER")
+                && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
+        })
+        .map(|(_, v)| v);
+    match runner {
+        Some(runner) if under_qemu => {
+            let mut words = runner.split_whitespace();
+            let mut command = Command::new(words.next().unwrap());
+            command.args(words).arg(exe);
+            command
+        }
+        _ => Command::new(exe),
+    }
+}
+
+/// Runs this binary's `scenario_child` with `spec` and parses its result line.
+fn run(spec: &str) -> Outcome {
+    let mut child = this_binary()
+        .args([
+            "scenario_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SCENARIO, spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("re-run this test binary");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let mut outcome = Outcome::default();
+    match stdout
+        .lines()
+        .find_map(|l| l.split_once("INJECTION-RESULT ").map(|(_, r)| r))
+    {
+        Some(line) => {
+            outcome.fields = line
+                .split_whitespace()
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+        }
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            let how = match status {
+                None => "timed out after 120 s".to_owned(),
+                Some(s) if s.signal().is_some() => {
+                    format!("killed by signal {}", s.signal().unwrap())
+                }
+                Some(s) => format!("exit {s}"),
+            };
+            let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+            outcome.crash = Some(format!("{how}; stderr: {}", tail.join(" | ")));
+        }
+    }
+    if outcome.crash.is_none() && outcome.get("failed_children") > 0 {
+        outcome.crash = Some(format!(
+            "{} forked children crashed or failed",
+            outcome.get("failed_children")
+        ));
+    }
+    outcome
+}
+
+/// Runs `point` with every kind and both spare modes; asserts, with a table.
+fn check_point(point: &str) {
+    let mut failures = Vec::new();
+    let mut fired = 0;
+    let mut protection = String::new();
+    for kind in KINDS {
+        for spare in SPARES {
+            let o = run(&format!("{point}:{kind:?}:{spare}"));
+            let counts = [
+                ("repeats", o.get("repeats")),
+                ("zeros", o.get("zeros")),
+                ("child_shared", o.get("child_shared")),
+                ("leaked", o.get("leaked")),
+                ("unwiped", o.get("unwiped")),
+            ];
+            eprintln!(
+                "{point} {kind:?} spare {spare}: fired {}, {} values, {} children ({} values): {}{}",
+                o.get("fired"),
+                o.get("values"),
+                o.get("children"),
+                o.get("child_values"),
+                counts
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                o.crash
+                    .as_deref()
+                    .map(|c| format!(", CRASH: {c}"))
+                    .unwrap_or_default(),
+            );
+            fired += o.get("fired");
+            if protection.is_empty() {
+                protection = o.text("protection").to_owned();
+            }
+            if let Some(crash) = &o.crash {
+                failures.push(format!("{kind:?}/{spare}: {crash}"));
+            }
+            for (name, n) in counts {
+                if n != 0 {
+                    failures.push(format!("{kind:?}/{spare}: {n} {name}"));
+                }
+            }
+            if o.crash.is_none() && o.get("values") < 100 {
+                failures.push(format!("{kind:?}/{spare}: only {} values", o.get("values")));
+            }
+            if matches!(kind, Kind::Fork | Kind::RawFork)
+                && o.get("fired") > 0
+                && o.crash.is_none()
+                && o.get("child_values") == 0
+            {
+                failures.push(format!("{kind:?}/{spare}: forked, but no child reported"));
+            }
+        }
+    }
+    if fired == 0 {
+        if FAST_PATH_ONLY.contains(&point) && protection == "PidCheck" {
+            eprintln!("SKIPPED: {point} is not reached here (protection PidCheck: no fast path)");
+        } else {
+            failures.push(format!(
+                "{point} was never reached (protection {protection})"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{point}: {}", failures.join("; "));
+}
+
+macro_rules! point_tests {
+    ($($name:ident => $point:literal,)*) => {$(
+        #[test]
+        #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+        fn $name() {
+            check_point($point);
+        }
+    )*};
+}
+
+point_tests! {
+    take_slot_read => "TakeSlotRead",
+    take_before_live => "TakeBeforeLive",
+    take_after_live => "TakeAfterLive",
+    take_into_slot_read => "TakeIntoSlotRead",
+    take_into_before_live => "TakeIntoBeforeLive",
+    take_into_after_live => "TakeIntoAfterLive",
+    slow_slot_read => "SlowSlotRead",
+    slow_marked => "SlowMarked",
+    slow_page_read => "SlowPageRead",
+    page_mapped => "PageMapped",
+    page_published => "PagePublished",
+    slow_before_live => "SlowBeforeLive",
+    slow_after_live => "SlowAfterLive",
+    decide_verdict => "DecideVerdict",
+    drop_entered => "DropEntered",
+    drop_closed => "DropClosed",
+    drop_page_taken => "DropPageTaken",
+    drop_wiped => "DropWiped",
+    child_hook_read => "ChildHookRead",
+}
+
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn per_thread_seccomp_verdicts_agree() {
+    let o = run("seccomp");
+    eprintln!("{o:?}");
+    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let counts = (
+        o.text("protection").to_owned(),
+        o.text("gate_open").to_owned(),
+        o.get("child_shared"),
+        o.get("zeros"),
+    );
+    assert!(o.get("child_values") > 0, "the child did not report");
+    assert_eq!(
+        counts,
+        ("PidCheck".to_owned(), "false".to_owned(), 0, 0),
+        "(verdict, filtered thread's fast path open, child values equal to the parent's \
+         values or buffered bytes, zeros)"
+    );
+}
+
+/// The scenario process's side (run only by the tests above).
+#[test]
+fn scenario_child() {
+    let Ok(spec) = std::env::var(SCENARIO) else {
+        return;
+    };
+    #[cfg(ratchet_rng_inspect)]
+    scenario::main(&spec);
+    #[cfg(not(ratchet_rng_inspect))]
+    panic!("{spec}: needs RATCHET_RNG_INSPECT=1");
+}
+
+#[cfg(ratchet_rng_inspect)]
+mod scenario {
+    use super::{KINDS, Kind, MAX_FIRES};
+    use ratchet_rng::__inspect::{self, Point};
+    use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use super::raw_fork;
+
+    /// Values kept where a handler may write (no allocation).
+    struct Record<const N: usize> {
+        values: [AtomicU64; N],
+        n: AtomicUsize,
+    }
+
+    impl<const N: usize> Record<N> {
+        const fn new() -> Self {
+            Self {
+                values: [const { AtomicU64::new(0) }; N],
+                n: AtomicUsize::new(0),
+            }
+        }
+        fn push(&self, v: u64) {
+            let n = self.n.fetch_add(1, Ordering::Relaxed);
+            if n < N {
+                self.values[n].store(v, Ordering::Relaxed);
+            }
+        }
+        fn len(&self) -> usize {
+            self.n.load(Ordering::Relaxed).min(N)
+        }
+        fn get(&self, from: usize) -> Vec<u64> {
+            self.values[from.min(self.len())..self.len()]
+                .iter()
+                .map(|v| v.load(Ordering::Relaxed))
+                .collect()
+        }
+    }
+
+    /// Every value this process drew (worker, handler, late calls, second thread).
+    static VALUES: Record<{ 1 << 14 }> = Record::new();
+    /// The late calls' values (also in `VALUES`).
+    static LATE: Record<64> = Record::new();
+    /// What a child's handler drew right after the fork.
+    static CHILD_EXTRA: Record<16> = Record::new();
+
+    static TARGET_POINT: AtomicUsize = AtomicUsize::new(usize::MAX);
+    static TARGET_THREAD: AtomicU64 = AtomicU64::new(0);
+    static KIND: AtomicU8 = AtomicU8::new(0);
+    static FIRES: AtomicUsize = AtomicUsize::new(0);
+    static IN_CHILD: AtomicBool = AtomicBool::new(false);
+    static FORKING: AtomicBool = AtomicBool::new(false);
+    /// `FIRES` when the last fork was made: a child reports only its own.
+    static FIRES_AT_FORK: AtomicUsize = AtomicUsize::new(0);
+    /// The index in `VALUES` from which a child reports (`usize::MAX`: none).
+    static CHILD_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
+    static PIPE_WR: AtomicI32 = AtomicI32::new(-1);
+
+    static T_RELEASED: AtomicBool = AtomicBool::new(false);
+    static U_READY: AtomicBool = AtomicBool::new(false);
+    static T_LATE_DONE: AtomicBool = AtomicBool::new(false);
+
+    fn this_thread() -> u64 {
+        // SAFETY: no preconditions.
+        unsafe { libc::pthread_self() as u64 }
+    }
+
+    /// Waits for `flag`, at most 20 s (a generous cap: a missed step shows as a
+    /// failed count, not a hang).
+    fn wait_for(flag: &AtomicBool) {
+        let start = Instant::now();
+        while !flag.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    fn errno() -> libc::c_int {
+        // SAFETY: the thread's errno location.
+        unsafe { *libc::__errno_location() }
+    }
+
+    fn set_errno(value: libc::c_int) {
+        // SAFETY: the thread's errno location.
+        unsafe { *libc::__errno_location() = value };
+    }
+
+    fn draw2() -> [u64; 2] {
+        let mut b = [0u8; 16];
+        ratchet_rng::fill(&mut b);
+        [
+            u64::from_le_bytes(b[..8].try_into().unwrap()),
+            u64::from_le_bytes(b[8..].try_into().unwrap()),
+        ]
+    }
+
+    /// The injection hook: on the worker, at the target point, raises `SIGUSR1`
+    /// (delivered before `pthread_kill` returns: the handler runs right here).
+    fn hook(point: Point) {
+        let target = TARGET_POINT.load(Ordering::Relaxed);
+        if Point::ALL.get(target) != Some(&point)
+            || this_thread() != TARGET_THREAD.load(Ordering::Relaxed)
+            || FORKING.load(Ordering::Relaxed)
+            || IN_CHILD.load(Ordering::Relaxed)
+            || FIRES.fetch_add(1, Ordering::Relaxed) >= MAX_FIRES
+        {
+            return;
+        }
+        // SAFETY: signals this thread; the handler is installed.
+        unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGUSR1) };
+    }
+
+    extern "C" fn handler(_: libc::c_int) {
+        let saved = errno();
+        match KINDS[usize::from(KIND.load(Ordering::Relaxed))] {
+            Kind::Draw => {
+                VALUES.push(ratchet_rng::u64());
+                draw2().into_iter().for_each(|v| VALUES.push(v));
+            }
+            Kind::Reseed => {
+                let _ = ratchet_rng::rng().reseed();
+                VALUES.push(ratchet_rng::u64());
+            }
+            kind @ (Kind::Fork | Kind::RawFork) => {
+                FORKING.store(true, Ordering::Relaxed);
+                FIRES_AT_FORK.store(
+                    FIRES.load(Ordering::Relaxed).min(MAX_FIRES),
+                    Ordering::Relaxed,
+                );
+                let pid = if kind == Kind::Fork {
+                    // SAFETY: `fork` is async-signal-safe; the child only draws
+                    // and reports (see `child_reports`).
+                    unsafe { libc::fork() }
+                } else {
+                    // SAFETY: as above, by the raw system call.
+                    unsafe { raw_fork::raw_fork() }
+                };
+                if pid == 0 {
+                    IN_CHILD.store(true, Ordering::Relaxed);
+                    CHILD_FROM.store(usize::MAX, Ordering::Relaxed);
+                    CHILD_EXTRA.push(ratchet_rng::u64());
+                }
+                FORKING.store(false, Ordering::Relaxed);
+            }
+        }
+        set_errno(saved);
+    }
+
+    /// In a child: draws, sends one frame `[count, fires, values...]` through the
+    /// pipe (one write, at most `PIPE_BUF` bytes: atomic), and exits. No
+    /// allocation.
+    fn child_reports() -> ! {
+        let mut frame = [0u64; 2 + 16 + 64 + 32];
+        let mut n = 2;
+        let from = CHILD_FROM.load(Ordering::Relaxed);
+        if from != usize::MAX {
+            let len = VALUES.len();
+            for i in from..len.min(from + 64) {
+                frame[n] = VALUES.values[i].load(Ordering::Relaxed);
+                n += 1;
+            }
+        }
+        for i in 0..CHILD_EXTRA.len() {
+            frame[n] = CHILD_EXTRA.values[i].load(Ordering::Relaxed);
+            n += 1;
+        }
+        for _ in 0..16 {
+            frame[n] = ratchet_rng::u64();
+            let [a, b] = draw2();
+            frame[n + 1] = a;
+            n += 2;
+            let _ = b;
+        }
+        frame[0] = (n - 2) as u64;
+        let fires = FIRES.load(Ordering::Relaxed).min(MAX_FIRES);
+        frame[1] = fires.saturating_sub(FIRES_AT_FORK.load(Ordering::Relaxed)) as u64;
+        let bytes = n * 8;
+        // SAFETY: `frame` holds `bytes` initialised bytes.
+        let written = unsafe {
+            libc::write(
+                PIPE_WR.load(Ordering::Relaxed),
+                frame.as_ptr().cast(),
+                bytes,
+            )
+        };
+        // SAFETY: ends the child at once, running nothing of the parent's.
+        unsafe { libc::_exit(if written == bytes as isize { 0 } else { 1 }) }
+    }
+
+    /// Records the values of one step; in a child made by the handler, reports.
+    fn step(values: &[u64]) {
+        values.iter().for_each(|&v| VALUES.push(v));
+        if IN_CHILD.load(Ordering::Relaxed) {
+            // The call in flight at the fork returned its value in the parent
+            // too (a fork duplicates what a program holds): not reported.
+            child_reports();
+        }
+    }
+
+    /// The worker's late calls: a thread-local whose destructor runs after the
+    /// generator's (it is registered before the thread's first use).
+    struct Late;
+
+    impl Drop for Late {
+        fn drop(&mut self) {
+            if IN_CHILD.load(Ordering::Relaxed) {
+                child_reports();
+            }
+            T_RELEASED.store(true, Ordering::SeqCst);
+            wait_for(&U_READY);
+            for _ in 0..8 {
+                let v = ratchet_rng::u64();
+                let [a, b] = draw2();
+                step(&[v, a, b]);
+                [v, a, b].into_iter().for_each(|v| LATE.push(v));
+            }
+            T_LATE_DONE.store(true, Ordering::SeqCst);
+        }
+    }
+
+    thread_local! {
+        static LATE_CALLS: Late = const { Late };
+    }
+
+    fn worker(spare: &str) {
+        LATE_CALLS.with(|_| ());
+        TARGET_THREAD.store(this_thread(), Ordering::Relaxed);
+        step(&[ratchet_rng::u64()]);
+        for _ in 0..3 {
+            step(&[ratchet_rng::u64()]);
+        }
+        for _ in 0..3 {
+            step(&draw2());
+        }
+        // Larger than the buffer: the slow path refills.
+        let mut big = vec![0u8; 8200];
+        ratchet_rng::fill(&mut big);
+        let big: Vec<u64> = big
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        step(&big);
+        step(&[ratchet_rng::u64(), ratchet_rng::u64()]);
+        ratchet_rng::rng().reseed().expect("reseed");
+        step(&[ratchet_rng::u64()]);
+        // A libc fork from the worker (the atfork child hook runs in the child).
+        CHILD_FROM.store(VALUES.len(), Ordering::Relaxed);
+        FIRES_AT_FORK.store(
+            FIRES.load(Ordering::Relaxed).min(MAX_FIRES),
+            Ordering::Relaxed,
+        );
+        // SAFETY: the child only draws and reports.
+        if unsafe { libc::fork() } == 0 {
+            IN_CHILD.store(true, Ordering::Relaxed);
+            child_reports();
+        }
+        step(&draw2());
+        match spare {
+            "full" => {
+                __inspect::fill_spare();
+            }
+            _ => {
+                __inspect::drain_spare();
+            }
+        }
+    }
+
+    /// The second thread: takes the worker's page if it was kept, snapshots its
+    /// unread output, lets the worker's late calls run, then draws.
+    fn second() -> Vec<u64> {
+        VALUES.push(ratchet_rng::u64());
+        let pages = __inspect::thread_state_pages().expect("state");
+        let (address, len) = pages.unread;
+        // SAFETY: this thread's unread output, read between calls on it.
+        let unread: Vec<u8> = (0..len)
+            .map(|i| unsafe { ((address + i) as *const u8).read_volatile() })
+            .collect();
+        let snapshot: Vec<u64> = unread
+            .rchunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        U_READY.store(true, Ordering::SeqCst);
+        wait_for(&T_LATE_DONE);
+        for _ in 0..32 {
+            VALUES.push(ratchet_rng::u64());
+        }
+        snapshot
+    }
+
+    fn install_handler() {
+        // SAFETY: a zeroed `sigaction` is valid; the handler lives for the whole
+        // program.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            assert_eq!(
+                libc::sigaction(libc::SIGUSR1, &action, std::ptr::null_mut()),
+                0
+            );
+        }
+    }
+
+    fn open_pipe() -> libc::c_int {
+        let mut fds = [0; 2];
+        // SAFETY: room for two descriptors.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        PIPE_WR.store(fds[1], Ordering::Relaxed);
+        fds[0]
+    }
+
+    /// Closes the write end, reaps every child, reads every frame: (children
+    /// reaped, failed, values, fires).
+    fn collect_children(read_fd: libc::c_int) -> (usize, usize, Vec<u64>, usize) {
+        // SAFETY: our write end, closed once.
+        unsafe { libc::close(PIPE_WR.load(Ordering::Relaxed)) };
+        let (mut children, mut failed) = (0, 0);
+        loop {
+            let mut status = 0;
+            // SAFETY: a valid out-pointer; any child of ours.
+            if unsafe { libc::waitpid(-1, &mut status, 0) } <= 0 {
+                break;
+            }
+            children += 1;
+            if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+                failed += 1;
+            }
+        }
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: our read end; a writable buffer.
+            let n = unsafe { libc::read(read_fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n as usize]);
+        }
+        let words: Vec<u64> = bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        let (mut values, mut fires, mut at) = (Vec::new(), 0, 0);
+        while at + 2 <= words.len() {
+            let n = words[at] as usize;
+            fires += words[at + 1] as usize;
+            values.extend_from_slice(&words[at + 2..(at + 2 + n).min(words.len())]);
+            at += 2 + n;
+        }
+        (children, failed, values, fires)
+    }
+
+    /// (repeats, zeros) in `values`.
+    fn repeats_and_zeros(values: &[u64]) -> (usize, usize) {
+        let zeros = values.iter().filter(|&&v| v == 0).count();
+        let mut sorted = values.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        (values.len() - sorted.len(), zeros)
+    }
+
+    /// Pages mapped but not in the spare list, and pages holding a nonzero byte.
+    fn audit() -> (usize, usize) {
+        let audit = __inspect::page_audit();
+        let leaked = audit
+            .mapped
+            .iter()
+            .filter(|p| !audit.spare.contains(p))
+            .count();
+        let unwiped = audit
+            .mapped
+            .iter()
+            .filter(|&&page| {
+                // SAFETY: a mapping of the crate's (registered, not unmapped),
+                // read while no thread of this process uses it.
+                (0..audit.len).any(|i| unsafe { ((page + i) as *const u8).read_volatile() } != 0)
+            })
+            .count();
+        (leaked, unwiped)
+    }
+
+    pub(super) fn main(spec: &str) {
+        if spec == "seccomp" {
+            return seccomp();
+        }
+        let mut parts = spec.split(':');
+        let (point, kind, spare) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap().to_owned(),
+        );
+        let point = Point::ALL
+            .iter()
+            .position(|p| format!("{p:?}") == point)
+            .expect("a known point");
+        let kind = KINDS
+            .iter()
+            .position(|k| format!("{k:?}") == kind)
+            .expect("a known kind");
+        let read_fd = open_pipe();
+        install_handler();
+        TARGET_POINT.store(point, Ordering::Relaxed);
+        KIND.store(kind as u8, Ordering::Relaxed);
+        __inspect::set_injection_hook(Some(hook));
+        let t = std::thread::spawn(move || worker(&spare));
+        wait_for(&T_RELEASED);
+        let u = std::thread::spawn(second);
+        t.join().expect("the worker");
+        let snapshot = u.join().expect("the second thread");
+        __inspect::set_injection_hook(None);
+        let (children, failed, child_values, child_fires) = collect_children(read_fd);
+        let parent = VALUES.get(0);
+        let late = LATE.get(0);
+        let shared_page = late.iter().filter(|v| snapshot.contains(v)).count();
+        let (repeats, zeros) = repeats_and_zeros(&parent);
+        let (child_repeats, child_zeros) = repeats_and_zeros(&child_values);
+        let mut sorted = parent.clone();
+        sorted.sort_unstable();
+        let child_shared = child_values
+            .iter()
+            .filter(|v| sorted.binary_search(v).is_ok())
+            .count()
+            + child_repeats;
+        let (leaked, unwiped) = audit();
+        println!(
+            "INJECTION-RESULT fired={} values={} repeats={} zeros={} children={children} \
+             failed_children={failed} child_values={} child_shared={child_shared} leaked={leaked} \
+             unwiped={unwiped} protection={}",
+            FIRES.load(Ordering::Relaxed).min(MAX_FIRES) + child_fires,
+            parent.len(),
+            repeats + shared_page,
+            zeros + child_zeros,
+            child_values.len(),
+            __inspect::protection().unwrap_or("undecided"),
+        );
+    }
+
+    // --- finding 3: per-thread seccomp verdicts --------------------------------
+
+    static A_AT_HOOK: AtomicBool = AtomicBool::new(false);
+    static B_DONE: AtomicBool = AtomicBool::new(false);
+
+    /// Holds thread A at `DecideVerdict` until B has stored its verdict.
+    fn hold_a(point: Point) {
+        if point == Point::DecideVerdict && this_thread() == TARGET_THREAD.load(Ordering::Relaxed) {
+            A_AT_HOOK.store(true, Ordering::SeqCst);
+            wait_for(&B_DONE);
+        }
+    }
+
+    /// A seccomp filter that allows everything, on this thread only (no
+    /// `TSYNC`): `/proc/thread-self/status` then says `Seccomp: 2`, so this
+    /// thread's first use trusts the wipe advice without probing.
+    fn allow_all_filter() -> bool {
+        let mut filter = [libc::sock_filter {
+            code: 0x06, // BPF_RET | BPF_K
+            jt: 0,
+            jf: 0,
+            k: 0x7fff_0000, // SECCOMP_RET_ALLOW
+        }];
+        let prog = libc::sock_fprog {
+            len: 1,
+            filter: filter.as_mut_ptr(),
+        };
+        // SAFETY: plain prctl calls with a valid filter program.
+        unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+                && libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) == 0
+        }
+    }
+
+    fn seccomp() {
+        let read_fd = open_pipe();
+        __inspect::set_injection_hook(Some(hold_a));
+        let a = std::thread::spawn(|| {
+            TARGET_THREAD.store(this_thread(), Ordering::Relaxed);
+            if !allow_all_filter() {
+                eprintln!("note: no seccomp filter here; the trusting verdict is simulated");
+                __inspect::simulate_wipe_verdict(Some(true));
+            }
+            let mut mine: Vec<u64> = (0..4).map(|_| ratchet_rng::u64()).collect();
+            let gate = __inspect::fast_path_open();
+            let pages = __inspect::thread_state_pages().expect("state");
+            let (address, len) = pages.unread;
+            // SAFETY: this thread's unread output, read between calls on it.
+            let unread: Vec<u8> = (0..len)
+                .map(|i| unsafe { ((address + i) as *const u8).read_volatile() })
+                .collect();
+            mine.extend(
+                unread
+                    .rchunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+            );
+            mine.iter().for_each(|&v| VALUES.push(v));
+            CHILD_FROM.store(usize::MAX, Ordering::Relaxed);
+            // SAFETY: the child only draws and reports.
+            if unsafe { raw_fork::raw_fork() } == 0 {
+                child_reports();
+            }
+            gate
+        });
+        let b = std::thread::spawn(|| {
+            wait_for(&A_AT_HOOK);
+            __inspect::simulate_wipe_verdict(Some(false));
+            VALUES.push(ratchet_rng::u64());
+            B_DONE.store(true, Ordering::SeqCst);
+        });
+        let gate = a.join().expect("thread A");
+        b.join().expect("thread B");
+        __inspect::set_injection_hook(None);
+        let (children, failed, child_values, _) = collect_children(read_fd);
+        let parent = VALUES.get(0);
+        let mut sorted = parent.clone();
+        sorted.sort_unstable();
+        let child_shared = child_values
+            .iter()
+            .filter(|v| sorted.binary_search(v).is_ok())
+            .count();
+        let zeros = child_values.iter().filter(|&&v| v == 0).count();
+        println!(
+            "INJECTION-RESULT protection={} gate_open={gate} children={children} \
+             failed_children={failed} child_values={} child_shared={child_shared} zeros={zeros}",
+            __inspect::protection().unwrap_or("undecided"),
+            child_values.len(),
+        );
+    }
+}
