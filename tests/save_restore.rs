@@ -5,9 +5,10 @@
 //! other direction live), and bad input refused without a panic.
 //!
 //! Under Miri (`cfg(miri)`: about 1 KiB of ChaCha8 a second, half a minute per
-//! 4 KiB pool of the portable AES): every eighth Go vector, three positions
-//! and one split per generator, and `AesCtrPoolRng` only where it generates
-//! nothing (the arbitrary-input property).
+//! 4 KiB pool of the portable AES): every eighth Go vector, one position (past
+//! a ChaCha period's first re-key) and one split per generator, and
+//! `AesCtrPoolRng` only where it generates nothing (the arbitrary-input
+//! property).
 
 mod common;
 
@@ -163,7 +164,7 @@ fn check_position<G: Saveable>(pos: usize, split: usize) {
     let saved = rng.save();
     let mut restored = G::restore(saved.as_ref()).expect("own state");
     assert_eq!(restored.save().as_ref(), saved.as_ref(), "pos {pos}");
-    let len = if cfg!(miri) { 1200 } else { 9000 };
+    let len = if cfg!(miri) { 100 } else { 9000 };
     let want = one_fill(&mut rng, len);
     let mut got = vec![restored.next_u32().to_le_bytes().to_vec()];
     got.push(one_fill(&mut restored, len - 4));
@@ -177,7 +178,7 @@ const POSITIONS: [usize; 21] = [
 
 fn check_all_positions<G: Saveable>() {
     let (positions, splits): (&[usize], &[usize]) = if cfg!(miri) {
-        (&[0, 7, 993], &[5])
+        (&[993], &[5])
     } else {
         (&POSITIONS, &[1, 5, 13, 992, 5000])
     };
