@@ -4,7 +4,7 @@
 //! `tests/go/chacha8_state`; `.ci/run` reruns that program and also checks the
 //! other direction live), and bad input refused without a panic.
 //!
-//! Under Miri (`cfg(miri)`: about 1 KiB of ChaCha8 a second, half a minute per
+//! Under Miri (`cfg(miri)`: seconds per KiB of ChaCha8, half a minute per
 //! 4 KiB pool of the portable AES): every eighth Go vector, one position (past
 //! a ChaCha period's first re-key) and one split per generator, and
 //! `AesCtrPoolRng` only where it generates nothing (the arbitrary-input

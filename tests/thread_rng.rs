@@ -1,7 +1,7 @@
 //! The thread-local generator through its public API: threads, thread-local
 //! destruction, `rand` integration, redacted `Debug`. (Fork tests: `tests/fork.rs`.)
 //!
-//! Under Miri (`cfg(miri)`: about 1 KiB of ChaCha8 a second) the counts are
+//! Under Miri (`cfg(miri)`: seconds per KiB of ChaCha8) the counts are
 //! scaled down: fewer threads and draws, a large request past the buffer and
 //! the refill size but not past the reseed budget (1 MiB).
 

@@ -772,7 +772,7 @@ mod tests {
         let ciphertext = hex::<16>("8ea2b7ca516745bfeafc49904b496089");
         let rk = expand_key(&key);
         // Alone, and in every slot of a batch, and in a tail (under Miri, where
-        // a batch takes a second: the batch and one block past it).
+        // a batch of 4 blocks takes about a second: the batch and one block past it).
         let max_len = if cfg!(miri) { 5 } else { 9 };
         for len in 1..=max_len {
             for slot in 0..len {
@@ -899,7 +899,7 @@ mod tests {
         // Lengths around the batch size (4 blocks) and the pool (256 blocks).
         let key = hex::<32>("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
         let rk = expand_key(&key);
-        // Under Miri (a second per batch), around one batch only; the pool's
+        // Under Miri (a batch of 4 blocks takes about a second), around one batch only; the pool's
         // own boundary is then the pool tests'.
         let lengths: Vec<usize> = if cfg!(miri) {
             (0..=5).collect()

@@ -569,7 +569,7 @@ mod tests {
 
     // Go's math/rand/v2 ChaCha8 (tests/data/chacha8rand.txt): `read4096` and
     // the `uint64x600_le` stream for both seeds, by repeated `key_period::<8>`.
-    // Under Miri (about 1 KiB of ChaCha8 a second) the first stream of each
+    // Under Miri (seconds per KiB of ChaCha8) the first stream of each
     // seed, up to 8 bytes past the first re-key.
     #[test]
     fn go_chacha8rand_streams() {
