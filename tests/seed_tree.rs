@@ -6,8 +6,8 @@
 //!
 //! Under Miri (`cfg(miri)`), where one 4 KiB pool of the portable AES takes
 //! half a minute: the vectors of the other generators at three paths, fewer
-//! items and threads, and `fork` without `AesCtrPoolRng`; the whole file is
-//! rendered in the native runs only.
+//! items and threads, and `fork` on one sponge and one ChaCha generator; the
+//! whole file is rendered in the native runs only.
 
 mod common;
 
@@ -380,12 +380,13 @@ where
 #[test]
 fn fork_and_try_fork_work_for_every_generator() {
     check_fork(|| TurboShakeRng::from_key(b"fork"));
-    check_fork(|| ShakeRng::from_key(b"fork"));
     check_fork(|| ChaChaKeyErasureRng::from_key(b"fork"));
-    check_fork(|| ChaCha12KeyErasureRng::from_key(b"fork"));
-    check_fork(|| ChaCha20KeyErasureRng::from_key(b"fork"));
-    // Five AES pools: minutes under Miri.
+    // Under Miri one sponge and one ChaCha: each check makes seven generators
+    // (five AES pools would take minutes).
     if !cfg!(miri) {
+        check_fork(|| ShakeRng::from_key(b"fork"));
+        check_fork(|| ChaCha12KeyErasureRng::from_key(b"fork"));
+        check_fork(|| ChaCha20KeyErasureRng::from_key(b"fork"));
         check_fork(|| AesCtrPoolRng::from_key(b"fork"));
     }
 }
