@@ -130,6 +130,10 @@ mod tests {
     // 8, 12 and 20 rounds, and every ChaCha backend named in
     // `RATCHET_RNG_EXPECT_BACKENDS` was among them (`for_each_available`).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "checks each SIMD backend against soft: under Miri there is only soft"
+    )]
     fn backends_match_soft() {
         let mut rng = StdRng::seed_from_u64(0x0c4a_c4a8);
         ChaChaBackend::for_each_available(|backend| {
@@ -142,6 +146,10 @@ mod tests {
     // Go's chacha8rand `read4096` vector through every backend (a second,
     // independent anchor besides `soft`).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "checks each SIMD backend against soft: under Miri there is only soft"
+    )]
     fn backends_match_go_vector() {
         let vectors = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),

@@ -3,6 +3,12 @@
 //! `tests/data/go_chacha8_states.txt`, written by Go's own `math/rand/v2` through
 //! `tests/go/chacha8_state`; `.ci/run` reruns that program and also checks the
 //! other direction live), and bad input refused without a panic.
+//!
+//! Under Miri (`cfg(miri)`: seconds per KiB of ChaCha8, half a minute per
+//! 4 KiB pool of the portable AES): every eighth Go vector, one position (past
+//! a ChaCha period's first re-key) and one split per generator, and
+//! `AesCtrPoolRng` only where it generates nothing (the arbitrary-input
+//! property).
 
 mod common;
 
@@ -57,7 +63,8 @@ fn apply_go_ops(rng: &mut ChaChaKeyErasureRng, ops: &str) -> bool {
 #[test]
 fn go_vectors() {
     let (mut states, mut same_stream, mut accepts, mut rejects) = (0, 0, 0, 0);
-    for line in GO_VECTORS.lines().filter(|l| !l.starts_with('#')) {
+    let lines = GO_VECTORS.lines().filter(|l| !l.starts_with('#'));
+    for line in lines.step_by(if cfg!(miri) { 8 } else { 1 }) {
         let fields: Vec<&str> = line.split(' ').collect();
         match fields[0] {
             "state" => {
@@ -96,11 +103,15 @@ fn go_vectors() {
             other => panic!("unknown line kind {other}"),
         }
     }
-    assert_eq!((states, accepts, rejects), (84, 13, 17));
-    assert!(
-        same_stream >= 60,
-        "{same_stream} scripts compared on the stream"
-    );
+    if cfg!(miri) {
+        assert!(states > 0 && accepts > 0 && rejects > 0 && same_stream > 0);
+    } else {
+        assert_eq!((states, accepts, rejects), (84, 13, 17));
+        assert!(
+            same_stream >= 60,
+            "{same_stream} scripts compared on the stream"
+        );
+    }
 }
 
 #[test]
@@ -153,9 +164,10 @@ fn check_position<G: Saveable>(pos: usize, split: usize) {
     let saved = rng.save();
     let mut restored = G::restore(saved.as_ref()).expect("own state");
     assert_eq!(restored.save().as_ref(), saved.as_ref(), "pos {pos}");
-    let want = one_fill(&mut rng, 9000);
+    let len = if cfg!(miri) { 100 } else { 9000 };
+    let want = one_fill(&mut rng, len);
     let mut got = vec![restored.next_u32().to_le_bytes().to_vec()];
-    got.push(one_fill(&mut restored, 8996));
+    got.push(one_fill(&mut restored, len - 4));
     assert_eq!(got.concat(), want, "pos {pos} split {split}");
 }
 
@@ -165,8 +177,13 @@ const POSITIONS: [usize; 21] = [
 ];
 
 fn check_all_positions<G: Saveable>() {
-    for pos in POSITIONS {
-        for split in [1, 5, 13, 992, 5000] {
+    let (positions, splits): (&[usize], &[usize]) = if cfg!(miri) {
+        (&[993], &[5])
+    } else {
+        (&POSITIONS, &[1, 5, 13, 992, 5000])
+    };
+    for &pos in positions {
+        for &split in splits {
             check_position::<G>(pos, split);
         }
     }
@@ -179,7 +196,9 @@ fn every_generator_continues_exactly() {
     check_all_positions::<ChaChaKeyErasureRng>();
     check_all_positions::<ChaCha12KeyErasureRng>();
     check_all_positions::<ChaCha20KeyErasureRng>();
-    check_all_positions::<AesCtrPoolRng>();
+    if !cfg!(miri) {
+        check_all_positions::<AesCtrPoolRng>();
+    }
 }
 
 #[test]
@@ -201,10 +220,13 @@ fn own_encoding_layout() {
     assert_eq!(&saved.as_ref()[44..], &one_fill(&mut all, 989)[..]);
 
     let aes = AesCtrPoolRng::from_seed([0; 32]);
-    let mut aes_read = AesCtrPoolRng::from_seed([0; 32]);
-    aes_read.next_u32();
     assert_eq!(aes.save().as_ref().len(), 44);
-    assert_eq!(aes_read.save().as_ref().len(), SAVED_STATE_MAX_BYTES - 4);
+    if !cfg!(miri) {
+        // One pool: half a minute under Miri.
+        let mut aes_read = AesCtrPoolRng::from_seed([0; 32]);
+        aes_read.next_u32();
+        assert_eq!(aes_read.save().as_ref().len(), SAVED_STATE_MAX_BYTES - 4);
+    }
     assert_eq!(TurboShakeRng::from_key(b"").save().as_ref().len(), 212);
 }
 
@@ -239,7 +261,9 @@ fn damaged_states_are_refused() {
     check_refuses_damage::<ChaChaKeyErasureRng>();
     check_refuses_damage::<ChaCha12KeyErasureRng>();
     check_refuses_damage::<ChaCha20KeyErasureRng>();
-    check_refuses_damage::<AesCtrPoolRng>();
+    if !cfg!(miri) {
+        check_refuses_damage::<AesCtrPoolRng>();
+    }
 
     let chacha12 = ChaCha12KeyErasureRng::from_seed([3; 32]).save();
     assert_eq!(

@@ -569,21 +569,33 @@ mod tests {
 
     // Go's math/rand/v2 ChaCha8 (tests/data/chacha8rand.txt): `read4096` and
     // the `uint64x600_le` stream for both seeds, by repeated `key_period::<8>`.
+    // Under Miri (seconds per KiB of ChaCha8) the first stream of each
+    // seed, up to 8 bytes past the first re-key.
     #[test]
     fn go_chacha8rand_streams() {
         assert!(GO_VECTORS.starts_with("# Go chacha8rand"));
+        let streams: &[&str] = if cfg!(miri) {
+            &["read4096"]
+        } else {
+            &["read4096", "uint64x600_le"]
+        };
         for seed_name in ["i", "de"] {
             let seed = go_vector(&std::format!("chacha8rand_seed_{seed_name}_seed"));
             assert_eq!(seed.len(), KEY_BYTES);
-            for stream in ["read4096", "uint64x600_le"] {
+            for stream in streams {
                 let expected = go_vector(&std::format!("chacha8rand_seed_{seed_name}_{stream}"));
                 assert!(
                     expected.len() > 4 * KEY_PERIOD_OUTPUT_BYTES,
                     "crosses 4 re-keys"
                 );
+                let len = if cfg!(miri) {
+                    KEY_PERIOD_OUTPUT_BYTES + 8
+                } else {
+                    expected.len()
+                };
                 assert_eq!(
-                    key_period_stream::<8>(&seed, expected.len()),
-                    expected,
+                    key_period_stream::<8>(&seed, len),
+                    expected[..len],
                     "seed {seed_name}, {stream}"
                 );
             }

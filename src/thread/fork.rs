@@ -1,8 +1,8 @@
 //! Fork detection: which protection this process has, and the OS mechanisms,
 //! one file each (`fork/linux.rs`: `madvise` wipe-on-fork; `fork/bsd.rs`:
 //! `minherit`; `fork/none.rs`: the other unix systems, which have no wipe;
-//! `fork/atfork.rs`: the `pthread_atfork` epoch). This parent module is the only
-//! place that selects them.
+//! `fork/atfork.rs`: the `pthread_atfork` epoch; `fork/miri.rs`: a stand-in
+//! under Miri). This parent module is the only place that selects them.
 //!
 //! # Layers
 //! 1. **Wipe on fork** (Linux and Android: `MADV_WIPEONFORK`, kernel 4.14+;
@@ -15,15 +15,18 @@
 #[cfg(unix)]
 mod atfork;
 
-// The wipe mechanism: one file per kind of system, each named `wipe` here.
-#[cfg(any(target_os = "freebsd", target_os = "openbsd"))]
+// The wipe mechanism: one file per kind of system, each named `wipe` here;
+// under Miri, which runs none of them (no `madvise`, no fork), a stand-in that
+// answers as Linux does, so that the storage runs its production path.
+#[cfg(all(any(target_os = "freebsd", target_os = "openbsd"), not(miri)))]
 #[path = "fork/bsd.rs"]
 mod wipe;
-#[cfg(any(target_os = "linux", target_os = "android"))]
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 #[path = "fork/linux.rs"]
 mod wipe;
 #[cfg(all(
     unix,
+    not(miri),
     not(any(
         target_os = "linux",
         target_os = "android",
@@ -32,6 +35,9 @@ mod wipe;
     ))
 ))]
 #[path = "fork/none.rs"]
+mod wipe;
+#[cfg(all(unix, miri))]
+#[path = "fork/miri.rs"]
 mod wipe;
 
 use core::sync::atomic::{AtomicU8, Ordering};

@@ -11,10 +11,11 @@ pub(crate) fn page_bytes() -> usize {
 }
 
 /// Maps the pages at once (one system call instead of a page fault per page on
-/// first touch) where the system can.
-#[cfg(any(target_os = "linux", target_os = "android"))]
+/// first touch) where the system can. Not under Miri, whose `mmap` accepts
+/// exactly `MAP_PRIVATE | MAP_ANONYMOUS` (the mapping is the same otherwise).
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 const POPULATE: libc::c_int = libc::MAP_POPULATE;
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
+#[cfg(any(not(any(target_os = "linux", target_os = "android")), miri))]
 const POPULATE: libc::c_int = 0;
 
 /// A new private, anonymous, zero-filled read-write mapping of `len` bytes.
