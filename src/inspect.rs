@@ -79,6 +79,9 @@ pub enum Point {
     PageMapped,
     /// First use: the page in `PAGE`, not yet seeded.
     PagePublished,
+    /// The slow path: the generation read (and compared with the one the state
+    /// was seeded under), the state not yet served from.
+    SlowGenerationRead,
     /// The slow path: seeded or refilled and `left` stored, before the `live`
     /// re-check (the page not yet published to the fast path).
     SlowBeforeLive,
@@ -101,7 +104,7 @@ pub enum Point {
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 19] = [
+    pub const ALL: [Point; 20] = [
         Point::TakeSlotRead,
         Point::TakeBeforeLive,
         Point::TakeAfterLive,
@@ -113,6 +116,7 @@ impl Point {
         Point::SlowPageRead,
         Point::PageMapped,
         Point::PagePublished,
+        Point::SlowGenerationRead,
         Point::SlowBeforeLive,
         Point::SlowAfterLive,
         Point::DecideVerdict,
@@ -223,4 +227,56 @@ pub fn protection() -> Option<&'static str> {
 #[cfg(all(feature = "thread_rng", unix))]
 pub fn simulate_wipe_verdict(verdict: Option<bool>) {
     crate::thread::fork::WIPE_VERDICT.with(|cell| cell.set(verdict));
+}
+
+// ---------------------------------------------------------------------------
+// thread: the process-wide generation (VM snapshots)
+// ---------------------------------------------------------------------------
+
+/// Watches the VMClock page in the file at `path` (a test's stand-in for
+/// `/dev/vmclock0`: at least 112 bytes, a page is best, in the layout of
+/// `linux/vmclock-abi.h`) instead of the device; the process's own probe is
+/// then skipped. Fails, watching nothing new, if the file cannot be mapped or
+/// is not a valid VMClock page with the VM generation counter flag.
+///
+/// # Errors
+/// Why the page is not watched.
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android")
+))]
+pub fn watch_vmclock(path: &std::path::Path) -> Result<(), &'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let path =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in the path")?;
+    crate::thread::generation::inspect_watch(&path)
+}
+
+/// Whether a VMClock page (the device, or [`watch_vmclock`]'s) is watched.
+#[cfg(feature = "thread_rng")]
+pub fn vmclock_watched() -> bool {
+    crate::thread::generation::watched()
+}
+
+/// The CPU random source a reseed after a new generation mixes in on this
+/// machine (`"RDSEED"`, `"RDRAND"`, `"RNDR"`), if any.
+#[cfg(feature = "thread_rng")]
+pub fn hardware_random_source() -> Option<&'static str> {
+    crate::thread::generation::hardware_source()
+}
+
+/// How many times this thread's generator has been (re)seeded successfully.
+#[cfg(feature = "thread_rng")]
+pub fn thread_reseeds() -> u64 {
+    crate::thread::generator::RESEEDS
+        .try_with(core::cell::Cell::get)
+        .unwrap_or(0)
+}
+
+/// Makes every thread reseed (from now on, in this process and its children)
+/// take the same 32 bytes instead of the OS generator's: a stand-in for two
+/// clones of one snapshot whose guest kernel has not reseeded yet.
+#[cfg(feature = "thread_rng")]
+pub fn same_os_seeds(on: bool) {
+    crate::thread::generator::SAME_OS_SEEDS.store(on, core::sync::atomic::Ordering::Relaxed);
 }

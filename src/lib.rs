@@ -136,7 +136,9 @@ pub use rngs::saved::{RestoreError, SAVED_STATE_MAX_BYTES, SavedState};
 pub use rngs::shake::{SPONGE_SEED_BYTES, ShakeRng, SpongeSeed, TurboShakeRng};
 pub use seed_tree::{SeedTree, SeedTreeRng};
 #[cfg(feature = "thread_rng")]
-pub use thread::{RESEED_BYTES, ThreadRng, fill, rng, thread_rng, try_fill, u32, u64};
+pub use thread::{
+    RESEED_BYTES, ThreadRng, fill, reseed_all_threads, rng, thread_rng, try_fill, u32, u64,
+};
 
 /// The README's code blocks, run as doctests (they assume the default features).
 #[cfg(all(doctest, feature = "thread_rng"))]

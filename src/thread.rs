@@ -23,7 +23,8 @@ macro_rules! inject {
 }
 
 pub(crate) mod fork;
-mod generator;
+pub(crate) mod generation;
+pub(crate) mod generator;
 #[cfg(unix)]
 mod pages;
 mod state;
@@ -156,9 +157,10 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///   may only call `exec` or `_exit` anyway, and must not use the generator.
 /// - Where only the process id tells a child apart (no working wipe, a raw
 ///   system call), a `clone` into a new PID namespace can have its parent's pid.
-/// - A snapshot or clone of a whole process or virtual machine (CRIU, VM
-///   snapshots) is not a fork and is not detected: call [`reseed`](Self::reseed)
-///   after a restore.
+/// - A snapshot of a whole process or virtual machine (CRIU, VM snapshots) is
+///   not a fork. It is detected where the guest has a VMClock device with a VM
+///   generation counter (Linux); elsewhere, call [`reseed_all_threads`] after
+///   a restore (see `SECURITY.md`, "VM snapshots").
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
@@ -249,6 +251,40 @@ impl TryRng for ThreadRng {
 }
 
 impl TryCryptoRng for ThreadRng {}
+
+/// Makes every thread's generator throw away what it has buffered and reseed
+/// before it serves anything more: call it after a restore from a snapshot.
+///
+/// A restored snapshot (a virtual machine's: Firecracker, QEMU/KVM, Hyper-V,
+/// AWS Lambda SnapStart; or a process's: CRIU) holds every thread's key and
+/// buffered output as they were when it was taken; two restores of one
+/// snapshot would serve the same bytes. Call this:
+/// - in an after-restore hook (a Lambda SnapStart runtime hook, a CRIU restore
+///   script, a VMM's guest agent), before the restored program draws again;
+/// - whenever you suspect the process's memory was seen or copied.
+///
+/// Where the guest has a VMClock device with a VM generation counter
+/// (`/dev/vmclock0`, Linux 6.13+), a restore is detected without this call (see
+/// `SECURITY.md`, "VM snapshots", for what is guaranteed with and without it).
+///
+/// It returns at once: each thread reseeds at its next call, on every thread,
+/// including threads blocked when it was called, and including a call it
+/// interrupted (from a signal handler). The reseed mixes the OS generator's
+/// bytes with the CPU's random source (RDSEED/RDRAND, RNDR) and the clocks, so
+/// that two clones differ even if the guest kernel has not reseeded yet.
+///
+/// **Async-signal-safe**: one atomic add; it may be called from a signal
+/// handler, and on any thread. It never fails and never blocks.
+///
+/// ```
+/// let before = ratchet_rng::u64();
+/// ratchet_rng::reseed_all_threads();
+/// let after = ratchet_rng::u64(); // from a fresh key
+/// # let _ = (before, after);
+/// ```
+pub fn reseed_all_threads() {
+    generation::bump();
+}
 
 /// A handle to this thread's fork-safe generator (see [`ThreadRng`]).
 ///

@@ -30,8 +30,9 @@
 //! first thread's fast path closed, and a raw-`clone` child must serve none of
 //! its buffered bytes.
 //!
-//! Extension point: when `reseed_all_threads()` exists, add a `ReseedAll` kind
-//! to [`Kind`] and [`KINDS`] (handler: call it, then draw).
+//! A fifth kind, `ReseedAll`, calls `reseed_all_threads()` and then draws: the
+//! interrupted call must then serve nothing it took before (the generation
+//! check, issue 19), and the counts above must hold.
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 use std::process::Command;
@@ -50,9 +51,16 @@ enum Kind {
     Fork,
     RawFork,
     Reseed,
+    ReseedAll,
 }
 
-const KINDS: [Kind; 4] = [Kind::Draw, Kind::Fork, Kind::RawFork, Kind::Reseed];
+const KINDS: [Kind; 5] = [
+    Kind::Draw,
+    Kind::Fork,
+    Kind::RawFork,
+    Kind::Reseed,
+    Kind::ReseedAll,
+];
 
 /// The spare list when the worker exits.
 const SPARES: [&str; 2] = ["full", "empty"];
@@ -271,6 +279,7 @@ point_tests! {
     slow_page_read => "SlowPageRead",
     page_mapped => "PageMapped",
     page_published => "PagePublished",
+    slow_generation_read => "SlowGenerationRead",
     slow_before_live => "SlowBeforeLive",
     slow_after_live => "SlowAfterLive",
     decide_verdict => "DecideVerdict",
@@ -434,6 +443,10 @@ mod scenario {
             }
             Kind::Reseed => {
                 let _ = ratchet_rng::rng().reseed();
+                VALUES.push(ratchet_rng::u64());
+            }
+            Kind::ReseedAll => {
+                ratchet_rng::reseed_all_threads();
                 VALUES.push(ratchet_rng::u64());
             }
             kind @ (Kind::Fork | Kind::RawFork) => {

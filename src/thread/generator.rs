@@ -9,10 +9,12 @@
 
 use zeroize::Zeroize;
 
+use super::generation;
 use crate::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::{AesBackend, ChaChaBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
+use crate::xof::TurboShake256;
 
 /// Which core runs, decided by the CPU (cached detection).
 enum Engine {
@@ -66,6 +68,33 @@ fn stack_used() {
     let _ = STACK_USED.try_with(|used| used.set(true));
 }
 
+/// TurboSHAKE256's domain byte for [`Generator::reseed`]'s mixing.
+const MIX_DOMAIN: u8 = 0x52;
+
+/// The OS generator's bytes for a reseed (the inspection builds can make every
+/// process get the same ones: [`SAME_OS_SEEDS`]).
+fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
+    #[cfg(ratchet_rng_inspect)]
+    if SAME_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
+        seed.fill(0x5A);
+        return Ok(());
+    }
+    crate::error::os_fill(seed)
+}
+
+/// Inspection builds: when set, every thread reseed takes the same 32 bytes
+/// instead of the OS generator's: a test's stand-in for two clones whose guest
+/// kernel has not reseeded yet.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) static SAME_OS_SEEDS: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+#[cfg(ratchet_rng_inspect)]
+std::thread_local! {
+    /// Inspection builds: this thread's successful reseeds.
+    pub(crate) static RESEEDS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
 /// The keys; only the engine's is used. Zeroed: unseeded.
 pub(crate) struct Generator {
     /// The AES-256 key of the next pool.
@@ -89,10 +118,29 @@ impl Generator {
     }
 
     /// Reseeds from the operating system, in place. On failure the current key
-    /// stays as it was.
-    pub(crate) fn reseed(&mut self) -> Result<(), OsError> {
+    /// stays as it was. With `mix` (a new generation: a VM restore, or
+    /// `reseed_all_threads()`), the seed is TurboSHAKE256 of the OS bytes and
+    /// of what differs between clones of one snapshot even when the OS
+    /// generator does not yet ([`generation::clone_material`]).
+    pub(crate) fn reseed(&mut self, mix: bool) -> Result<(), OsError> {
         stack_used();
-        let result = crate::error::os_fill(&mut self.seed);
+        let result = os_seed(&mut self.seed);
+        if result.is_ok() && mix {
+            let mut material = [0u8; generation::MATERIAL_BYTES];
+            let _ = generation::clone_material(&mut material);
+            let Ok(mut hash) = TurboShake256::new(MIX_DOMAIN) else {
+                unreachable!("0x52 is a valid domain byte")
+            };
+            hash.absorb(b"ratchet-rng thread reseed, new generation");
+            hash.absorb(&self.seed);
+            hash.absorb(&material);
+            material.zeroize();
+            hash.finalize().squeeze(&mut self.seed);
+        }
+        #[cfg(ratchet_rng_inspect)]
+        if result.is_ok() {
+            let _ = RESEEDS.try_with(|count| count.set(count.get() + 1));
+        }
         if result.is_ok() {
             match engine() {
                 Engine::Aes(_) => self.aes_key.copy_from_slice(&self.seed),

@@ -88,37 +88,46 @@ impl State {
     /// Serves `dst` (any length) with `left` unread bytes buffered, after the
     /// fork check: seeds when unseeded, and reseeds when a fork is detected (a
     /// wiped page, a moved epoch, or, when `check_pid` or `force`, another process
-    /// id) or `force` asks. Nothing buffered before a fork or a forced reseed is
-    /// ever served. On a required seeding that fails nothing is served and the
-    /// error is returned; a failed forced reseed keeps the current key.
+    /// id), when `stale` (a new generation: a VM restore or
+    /// `reseed_all_threads()`, or a VMClock page that cannot be trusted) or
+    /// when `force` asks. Nothing buffered before a fork, a new generation or a
+    /// forced reseed is ever served. On a required seeding that fails nothing
+    /// is served and the error is returned; a failed forced reseed keeps the
+    /// current key.
     pub(crate) fn serve(
         &mut self,
         left: &mut usize,
         dst: &mut [u8],
         force: bool,
         check_pid: bool,
+        stale: bool,
     ) -> Result<(), OsError> {
         let unseeded = self.seeded != SEEDED;
+        // An unseeded state (first use, a wiped page) seeds anyway; the
+        // generation its zeroed header records means nothing.
+        let stale = stale && !unseeded;
         let pid = if check_pid || force || unseeded {
             fork::process_id()
         } else {
             self.pid
         };
         let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
-        if forked || force {
-            if forked && !unseeded {
-                // A fork the page's wipe did not clear (the `pthread_atfork` or
-                // process-id layer, maybe in the middle of a call): the whole
-                // buffer may hold the parent's bytes.
-                self.buf.0.zeroize();
-                *left = 0;
-            } else {
-                self.discard(left);
-            }
+        if (forked || stale) && !unseeded {
+            // A fork the page's wipe did not clear (the `pthread_atfork` or
+            // process-id layer, maybe in the middle of a call), or a new
+            // generation (found, maybe, in the middle of a fast-path call that
+            // then closed the buffer): the whole buffer may hold bytes another
+            // process also has.
+            self.buf.0.zeroize();
+            *left = 0;
+        }
+        if forked || stale || force {
+            self.discard(left);
             // On failure `seeded`, the epoch or the pid stay stale (a required
             // seeding is tried again on the next call: never serve a stream
-            // another process also has), or a forced reseed keeps the current key.
-            self.generator.reseed()?;
+            // another process also has), the caller records no new generation,
+            // or a forced reseed keeps the current key.
+            self.generator.reseed(stale)?;
             self.seeded = SEEDED;
             self.epoch = fork::epoch();
             self.pid = pid;
@@ -161,7 +170,7 @@ impl State {
     /// Takes the two fields rather than `self`, so that `out` may be the buffer.
     fn generate(budget: &mut usize, generator: &mut Generator, out: &mut [u8]) {
         if *budget < out.len() {
-            let _ = generator.reseed();
+            let _ = generator.reseed(false);
             *budget = RESEED_BYTES;
         }
         *budget -= out.len();
@@ -223,7 +232,9 @@ mod tests {
     #[test]
     fn spent_budget_reseeds_from_the_os() {
         let mut state = std::boxed::Box::new(State::new());
-        state.serve(&mut 0, &mut [0u8; 1], false, false).unwrap();
+        state
+            .serve(&mut 0, &mut [0u8; 1], false, false, false)
+            .unwrap();
         assert_eq!(state.seeded, SEEDED);
         let refill = Generator::refill_bytes();
         let mut twin = state.generator.twin();

@@ -68,6 +68,7 @@ use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, compiler_fence};
 use std::thread_local;
 
 use super::fork::{self, Protection};
+use super::generation::{self, Generation};
 use super::state::{BUFFER_BYTES, State};
 use crate::OsError;
 
@@ -87,6 +88,38 @@ struct Header {
     /// [`LIVE`] while a fork has not happened since the slow path last took the
     /// page; zeroed by a wipe-on-fork and by the `pthread_atfork` hook.
     live: AtomicUsize,
+    /// The process-wide generation (`generation.rs`) the state was seeded
+    /// under: its two words, written by the slow path only.
+    vm: AtomicUsize,
+    explicit: AtomicUsize,
+}
+
+impl Header {
+    /// Whether the state may still be served from: no fork since the slow path
+    /// took the page (`live`), and the generation is the one the state was
+    /// seeded under. Read after the bytes were taken and before they are
+    /// returned.
+    #[inline(always)]
+    fn still_valid(&self) -> bool {
+        let now = generation::current();
+        (self.live.load(Ordering::Relaxed) ^ LIVE
+            | self.vm.load(Ordering::Relaxed) ^ now.vm
+            | self.explicit.load(Ordering::Relaxed) ^ now.explicit)
+            == 0
+    }
+
+    /// Records the generation the state was (re)seeded under.
+    fn record(&self, seeded_under: Generation) {
+        self.vm.store(seeded_under.vm, Ordering::Relaxed);
+        self.explicit
+            .store(seeded_under.explicit, Ordering::Relaxed);
+    }
+
+    /// Whether the state was seeded under `now`.
+    fn seeded_under(&self, now: Generation) -> bool {
+        self.vm.load(Ordering::Relaxed) == now.vm
+            && self.explicit.load(Ordering::Relaxed) == now.explicit
+    }
 }
 
 /// A thread's page: the header, then the state. `repr(C)`: a pointer to the page
@@ -103,6 +136,8 @@ struct Page {
 static CLOSED: Header = Header {
     left: AtomicUsize::new(0),
     live: AtomicUsize::new(LIVE),
+    vm: AtomicUsize::new(0),
+    explicit: AtomicUsize::new(0),
 };
 
 /// The in-use mark: the low bit of [`SLOT`] (headers are word-aligned).
@@ -238,24 +273,29 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
     // A handler here is served by the OS; one that forks leaves a child whose
-    // page was wiped (or closed by the `pthread_atfork` hook): caught below.
+    // page was wiped (or closed by the `pthread_atfork` hook), one that calls
+    // `reseed_all_threads()` moves the generation: both caught below, as a VM
+    // restore is.
     inject!(TakeBeforeLive);
-    if header.live.load(Ordering::Relaxed) != LIVE {
-        forked_during(header, slot);
+    if !header.still_valid() {
+        stale_during(header, slot);
         return None;
     }
-    // A fork here duplicates a value already drawn (as any value a program
-    // holds when it forks); the child's next call finds `left == 0`.
+    // A fork (or a VM snapshot) here duplicates a value already drawn (as any
+    // value a program holds when it forks); the child's next call finds
+    // `left == 0` (a clone: a new generation).
     inject!(TakeAfterLive);
     set_slot(slot);
     Some(out)
 }
 
-/// A fork happened during a fast-path call (from a signal handler): close the
-/// fast path again, release the mark, and let the slow path serve afresh.
+/// A fork happened during a fast-path call (from a signal handler), or the
+/// generation moved (a VM restore, `reseed_all_threads()`) since the state was
+/// seeded: close the fast path again, release the mark, and let the slow path
+/// serve afresh (it zeroes the buffer and reseeds).
 #[cold]
 #[inline(never)]
-fn forked_during(header: &Header, slot: *const Header) {
+fn stale_during(header: &Header, slot: *const Header) {
     header.left.store(0, Ordering::Relaxed);
     set_slot(slot);
 }
@@ -293,8 +333,8 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
     compiler_fence(Ordering::SeqCst);
     // As in `take`.
     inject!(TakeIntoBeforeLive);
-    if header.live.load(Ordering::Relaxed) != LIVE {
-        forked_during(header, slot);
+    if !header.still_valid() {
+        stale_during(header, slot);
         return false;
     }
     inject!(TakeIntoAfterLive);
@@ -360,6 +400,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // Where the fast path is closed (no working wipe), every call comes here and
     // compares the process id; with the epoch alone, once per buffer refill.
     let check_pid = protection.checks_pid() || !fast;
+    let mut trusted;
     let result = loop {
         // SAFETY: `page` is this thread's page, read from `PAGE` (or created)
         // under the mark; it lives until `Owner` is dropped, which cannot happen
@@ -368,33 +409,46 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         let header = unsafe { &(*page).header };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
+        // The generation now, and whether the state was seeded under it (a
+        // VMClock page that cannot be trusted counts as a new one every call).
+        let now = generation::current();
+        trusted = generation::trusted(now);
+        let stale = !trusted || !header.seeded_under(now);
+        // A handler here that calls `reseed_all_threads()` is caught by the
+        // re-check below.
+        inject!(SlowGenerationRead);
         let mut left = header.left.load(Ordering::Relaxed);
         // SAFETY: this thread's page, held in use by this call since before
         // `PAGE` was read: no other reference to its state exists (reentrant
         // calls see the mark and keep off; the fast path reaches only the
         // buffer, and only under the mark).
         let state = unsafe { &mut (*page).state };
-        let result = state.serve(&mut left, dst, force, check_pid);
+        let result = state.serve(&mut left, dst, force, check_pid, stale);
+        if result.is_ok() {
+            header.record(now);
+        }
         header.left.store(left, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         // Seeded (or refilled), not yet published to the fast path: a handler
         // here is served by the OS; a fork leaves a child that finds `live`
         // zeroed below and starts over.
         inject!(SlowBeforeLive);
-        let live = header.live.load(Ordering::Relaxed) == LIVE;
+        let live = header.live.load(Ordering::Relaxed) == LIVE && generation::current() == now;
         // A fork here (after the re-check) duplicates a call that has finished
         // with the state; the child's next call finds `left == 0`.
         inject!(SlowAfterLive);
         if live {
             break result;
         }
-        // Forked during this call (a signal handler): this is the child. What
-        // the state holds may be the parent's: forget it and serve afresh.
+        // Forked during this call (a signal handler): this is the child. Or
+        // the generation moved (a VM restore, `reseed_all_threads()`). What
+        // the state holds may be another process's: forget it and serve
+        // afresh.
         state.forget(&mut left);
         header.left.store(0, Ordering::Relaxed);
     };
     // Open or close the gate for the calls that follow; clears the mark.
-    let gate = if fast && result.is_ok() {
+    let gate = if fast && trusted && result.is_ok() {
         page.cast_const().cast::<Header>()
     } else {
         &raw const CLOSED
@@ -418,6 +472,8 @@ fn create_page() -> Option<*mut Page> {
         return None;
     }
     let protection = fork::protection(close_in_child);
+    // The process's VM generation watch (`/dev/vmclock0`), once per process.
+    generation::probe_once();
     let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
         set_page(ptr::null_mut());
         return None;
@@ -570,6 +626,7 @@ impl Drop for Owner {
                 (*page).state.wipe();
                 (*page).header.left.store(0, Ordering::Relaxed);
                 (*page).header.live.store(0, Ordering::Relaxed);
+                (*page).header.record(Generation { vm: 0, explicit: 0 });
             }
             // Wiped, not yet released: a handler is served by the OS.
             inject!(DropWiped);

@@ -1,0 +1,171 @@
+//! The process-wide generation: what makes every thread throw away the bytes it
+//! has buffered and reseed before it serves anything more, when the whole
+//! process may have been duplicated in a way no `fork` check sees (a virtual
+//! machine snapshot restored, twice maybe; a CRIU-style process restore).
+//!
+//! A generation is two words, compared for equality by every call on every
+//! thread (the fast path included, under the in-use mark, after it copied its
+//! bytes and before it returns them):
+//! - `explicit`, a counter this process keeps, moved by
+//!   [`reseed_all_threads`] (one atomic add: async-signal-safe);
+//! - `vm`, a load from the VMClock device's page (`/dev/vmclock0`, Linux:
+//!   `vm_generation_counter`, which the hypervisor changes on every snapshot
+//!   restore), mapped read-only once per process (`generation/vmclock.rs`); a
+//!   constant where there is no such device.
+//!
+//! Each thread's page records the generation its generator was seeded under
+//! (`storage.rs`); a call that finds another one takes the slow path, which
+//! zeroes the buffer and reseeds, mixing in what differs between clones
+//! ([`clone_material`]: a CPU random source, the VMClock fields, clocks), since
+//! right after a restore the guest kernel's generator may not have reseeded
+//! yet and two clones asking it at once can get the same bytes.
+//!
+//! The slow path trusts the VMClock page only when a seqlock read finds it
+//! valid (magic, the generation-counter flag, an even and unchanged
+//! `seq_count`) and its counter equal to what the fast path compares; otherwise
+//! it reseeds on every call and keeps the fast path closed.
+
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+#[path = "generation/hardware.rs"]
+mod hardware;
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+#[path = "generation/vmclock.rs"]
+mod vmclock;
+
+/// Moved by [`reseed_all_threads`].
+static EXPLICIT: AtomicUsize = AtomicUsize::new(0);
+
+/// What [`VM_WORD`] points at where no VMClock page is mapped: never changes.
+static NO_DEVICE: AtomicUsize = AtomicUsize::new(0);
+
+/// The word of the VMClock page that holds (the low bytes of)
+/// `vm_generation_counter`, or [`NO_DEVICE`]. Set once per process (or by the
+/// inspection hook); the page is never unmapped.
+static VM_WORD: AtomicPtr<AtomicUsize> = AtomicPtr::new((&raw const NO_DEVICE).cast_mut());
+
+/// The generation a thread's generator was seeded under (see the module doc).
+/// Raw words, compared for equality only: the VMClock counter is little-endian
+/// in its page, and on a 32-bit system only its low half is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Generation {
+    pub(crate) vm: usize,
+    pub(crate) explicit: usize,
+}
+
+/// The current generation: two loads (three with the page pointer), no system
+/// call.
+#[inline(always)]
+pub(crate) fn current() -> Generation {
+    let word = VM_WORD.load(Ordering::Relaxed);
+    // SAFETY: `VM_WORD` holds `NO_DEVICE` or a word of a read-only mapping that
+    // is never unmapped (set only after the mapping was made and checked);
+    // either is valid for atomic reads for the rest of the process.
+    let vm = unsafe { (*word).load(Ordering::Relaxed) };
+    Generation {
+        vm,
+        explicit: EXPLICIT.load(Ordering::Relaxed),
+    }
+}
+
+/// A new generation: every thread's next call discards what it buffered and
+/// reseeds (see [`crate::reseed_all_threads`]). One atomic add.
+pub(crate) fn bump() {
+    EXPLICIT.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Whether `now` (read by the caller just before) may be trusted: no VMClock
+/// page is watched, or a consistent read of it finds it valid with the counter
+/// `now` holds. `false`: the caller must reseed and keep the fast path closed.
+pub(crate) fn trusted(now: Generation) -> bool {
+    let word = VM_WORD.load(Ordering::Relaxed);
+    if core::ptr::eq(word, &raw const NO_DEVICE) {
+        return true;
+    }
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+    {
+        vmclock::read_watched(word).is_some_and(|fields| fields.generation_word == now.vm)
+    }
+    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
+    {
+        let _ = now;
+        false
+    }
+}
+
+/// Not probed / being probed by one thread / done (found or not).
+static PROBE: AtomicUsize = AtomicUsize::new(0);
+
+/// Maps `/dev/vmclock0` and watches its counter, once per process, if it
+/// exists, is readable, and is a valid VMClock page with the generation
+/// counter; nothing otherwise (and nothing on other systems). Threads that
+/// race past this while one probes go on unwatched: the watch starting later
+/// makes each of them reseed once more, nothing worse.
+pub(crate) fn probe_once() {
+    if PROBE.load(Ordering::Relaxed) != 0
+        || PROBE
+            .compare_exchange(0, 1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+    if let Ok(word) = vmclock::attach(c"/dev/vmclock0") {
+        VM_WORD.store(word.cast_mut(), Ordering::Relaxed);
+    }
+    PROBE.store(2, Ordering::Relaxed);
+}
+
+/// Whether a VMClock page is watched.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn watched() -> bool {
+    !core::ptr::eq(VM_WORD.load(Ordering::Relaxed), &raw const NO_DEVICE)
+}
+
+/// Watches the VMClock page in the file at `path` (a test's stand-in for the
+/// device) instead of whatever is watched, if it is valid; the process's own
+/// probe is then skipped. The old mapping is left mapped (a thread may be
+/// reading it).
+#[cfg(all(ratchet_rng_inspect, any(target_os = "linux", target_os = "android")))]
+pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> {
+    PROBE.store(2, Ordering::Relaxed);
+    let word = vmclock::attach(path)?;
+    VM_WORD.store(word.cast_mut(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// Bytes of [`clone_material`].
+pub(crate) const MATERIAL_BYTES: usize = 32 + 48 + 40;
+
+/// What differs between two clones of one snapshot even when the OS generator
+/// does not yet: 32 bytes from the CPU's random source (RDSEED, else RDRAND, on
+/// x86_64; RNDR on aarch64; detected at run time; zeros where there is none),
+/// the VMClock page's changing fields (disruption marker, counter and time
+/// pairs, generation counter, sequence), and the clocks (realtime, monotonic,
+/// boot time, the CPU's cycle counter). Mixed with the OS seed by a hash, so
+/// that it can only add entropy. Returns the CPU source used, if any.
+pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> Option<&'static str> {
+    let mut cpu = [0u8; 32];
+    let source = hardware::fill(&mut cpu);
+    let (head, rest) = out.split_at_mut(32);
+    head.copy_from_slice(&cpu);
+    zeroize::Zeroize::zeroize(&mut cpu);
+    let (device, clocks) = rest.split_at_mut(48);
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+    {
+        let word = VM_WORD.load(Ordering::Relaxed);
+        if !core::ptr::eq(word, &raw const NO_DEVICE) {
+            vmclock::material(word, device);
+        }
+    }
+    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
+    let _ = device;
+    hardware::clocks(clocks);
+    source
+}
+
+/// The CPU random source [`clone_material`] uses on this machine, if any.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn hardware_source() -> Option<&'static str> {
+    hardware::fill(&mut [0; 32])
+}

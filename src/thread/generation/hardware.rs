@@ -1,0 +1,175 @@
+//! What a CPU and its clocks give that differs between two clones of one
+//! snapshot: the CPU's own random source, detected at run time (x86_64:
+//! RDSEED, else RDRAND; aarch64: RNDR), and the clocks. Only ever hashed into a
+//! seed together with the OS generator's bytes, never used alone.
+
+/// Fills `out` from the CPU's random source and names it; `None` (and `out`
+/// zeroed) where the CPU has none, or it kept failing.
+pub(super) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
+    let source = cpu_fill(out);
+    if source.is_none() {
+        out.fill(0);
+    }
+    source
+}
+
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
+    use core::arch::x86_64::{_rdrand64_step, _rdseed64_step};
+
+    /// Tries per word: RDSEED may run dry under load (Intel advises retrying);
+    /// RDRAND's retry advice is 10.
+    const TRIES: usize = 64;
+
+    #[target_feature(enable = "rdseed")]
+    fn rdseed(out: &mut [u8; 32]) -> bool {
+        out.chunks_exact_mut(8).all(|chunk| {
+            let mut word = 0;
+            let ok = (0..TRIES).any(|_| _rdseed64_step(&mut word) == 1);
+            chunk.copy_from_slice(&word.to_le_bytes());
+            ok
+        })
+    }
+
+    #[target_feature(enable = "rdrand")]
+    fn rdrand(out: &mut [u8; 32]) -> bool {
+        out.chunks_exact_mut(8).all(|chunk| {
+            let mut word = 0;
+            let ok = (0..TRIES).any(|_| _rdrand64_step(&mut word) == 1);
+            chunk.copy_from_slice(&word.to_le_bytes());
+            ok
+        })
+    }
+
+    if std::arch::is_x86_feature_detected!("rdseed")
+        // SAFETY: the CPU has RDSEED (detected just before).
+        && unsafe { rdseed(out) }
+    {
+        return Some("RDSEED");
+    }
+    if std::arch::is_x86_feature_detected!("rdrand")
+        // SAFETY: the CPU has RDRAND (detected just before).
+        && unsafe { rdrand(out) }
+    {
+        return Some("RDRAND");
+    }
+    None
+}
+
+#[cfg(all(target_arch = "aarch64", not(miri)))]
+fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
+    /// One RNDR read: the value, or `None` when the CPU reports failure (NZCV
+    /// = 0b0100, value 0).
+    fn rndr() -> Option<u64> {
+        let (value, ok): (u64, u64);
+        // SAFETY: `RNDR` (`s3_3_c2_c4_0`) only reads a system register into a
+        // general one and sets the flags; called only where the CPU has it
+        // (FEAT_RNG, detected). No memory, no stack.
+        unsafe {
+            core::arch::asm!(
+                "mrs {value}, s3_3_c2_c4_0",
+                "cset {ok}, ne",
+                value = out(reg) value,
+                ok = out(reg) ok,
+                options(nomem, nostack),
+            );
+        }
+        (ok != 0).then_some(value)
+    }
+
+    if !std::arch::is_aarch64_feature_detected!("rand") {
+        return None;
+    }
+    out.chunks_exact_mut(8)
+        .all(|chunk| {
+            (0..64).find_map(|_| rndr()).is_some_and(|word| {
+                chunk.copy_from_slice(&word.to_le_bytes());
+                true
+            })
+        })
+        .then_some("RNDR")
+}
+
+#[cfg(any(not(any(target_arch = "x86_64", target_arch = "aarch64")), miri))]
+fn cpu_fill(_: &mut [u8; 32]) -> Option<&'static str> {
+    None
+}
+
+/// The clocks and the process id, 40 bytes: realtime, monotonic and boot-time
+/// nanoseconds (each 8 bytes, little-endian), the CPU's cycle counter where
+/// there is one, the process id.
+pub(super) fn clocks(out: &mut [u8]) {
+    // Not under Miri, whose isolation has no clock.
+    #[cfg(not(miri))]
+    let realtime = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64);
+    #[cfg(miri)]
+    let realtime = 0;
+    let words = [
+        realtime,
+        clock(Clock::Monotonic),
+        clock(Clock::Boot),
+        cycles(),
+        u64::from(crate::thread::fork::process_id()),
+    ];
+    for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Clock {
+    Monotonic,
+    Boot,
+}
+
+/// Nanoseconds on `which` (0 where it does not exist).
+#[cfg(all(unix, not(miri)))]
+fn clock(which: Clock) -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let boot = libc::CLOCK_BOOTTIME;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let boot = libc::CLOCK_MONOTONIC;
+    let id = match which {
+        Clock::Monotonic => libc::CLOCK_MONOTONIC,
+        Clock::Boot => boot,
+    };
+    // SAFETY: `timespec` is plain data; `clock_gettime` writes it (or fails).
+    let mut time: libc::timespec = unsafe { core::mem::zeroed() };
+    // SAFETY: a valid clock id and a pointer to our `timespec`.
+    if unsafe { libc::clock_gettime(id, &raw mut time) } != 0 {
+        return 0;
+    }
+    (time.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(time.tv_nsec as u64)
+}
+
+#[cfg(not(all(unix, not(miri))))]
+fn clock(_: Clock) -> u64 {
+    0
+}
+
+/// The CPU's cycle counter (x86_64 `RDTSC`, aarch64 `CNTVCT_EL0`); 0 elsewhere.
+fn cycles() -> u64 {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        // SAFETY: `RDTSC` exists on every x86_64 CPU and only reads a counter.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    {
+        let value: u64;
+        // SAFETY: `CNTVCT_EL0` is readable at EL0 on Linux; a register read.
+        unsafe {
+            core::arch::asm!("mrs {value}, cntvct_el0", value = out(reg) value,
+                options(nomem, nostack, preserves_flags));
+        }
+        value
+    }
+    #[cfg(any(not(any(target_arch = "x86_64", target_arch = "aarch64")), miri))]
+    {
+        0
+    }
+}

@@ -1,0 +1,498 @@
+//! VM snapshots and clones (issue 19): after a new generation, whether moved by
+//! `reseed_all_threads()` or by the VMClock page's `vm_generation_counter`, no
+//! byte a thread had buffered before is served after, on the thread that
+//! called, on every other thread (blocked at the time), and each thread's next
+//! output comes from a fresh key (exactly one reseed); a VMClock page that is
+//! being updated (odd `seq_count`) or invalid is never trusted (every call
+//! reseeds, the fast path stays closed); and two clones whose OS generator
+//! gives the same bytes still reseed to different keys.
+//!
+//! A fake VMClock page (a temporary file of one page, in the layout of
+//! `linux/vmclock-abi.h`) stands in for `/dev/vmclock0`
+//! (`__inspect::watch_vmclock`); the test writes it as a hypervisor would. The
+//! unread bytes come from `__inspect::thread_state_pages()`.
+//!
+//! Needs `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as ignored.
+//! The tests share process-wide state (the watched page, the generation), so
+//! they take turns ([`SERIAL`]).
+#![cfg(any(target_os = "linux", target_os = "android"))]
+
+#[cfg(ratchet_rng_inspect)]
+mod inspected {
+    use std::collections::HashSet;
+    use std::fs::File;
+    use std::os::unix::fs::FileExt;
+    use std::path::PathBuf;
+    use std::sync::{Arc, Barrier, Mutex};
+
+    use rand::Rng;
+    use ratchet_rng::__inspect;
+
+    /// One test at a time: the generation and the watched page are per process.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        SERIAL
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    // --- the fake VMClock page ------------------------------------------------
+
+    const MAGIC: u32 = 0x4b4c_4356;
+    const SEQ_AT: u64 = 12;
+    const DISRUPTION_AT: u64 = 16;
+    const FLAGS_AT: u64 = 24;
+    const GENERATION_AT: u64 = 104;
+    const FLAG_GENERATION_COUNTER: u64 = 1 << 8;
+
+    /// A page in the VMClock layout in a temporary file, written as a
+    /// hypervisor writes the device's page (removed on drop).
+    struct FakeVmClock {
+        file: File,
+        path: PathBuf,
+        seq: u32,
+        generation: u64,
+    }
+
+    impl FakeVmClock {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir()
+                .join(format!("ratchet-rng-vmclock-{}-{name}", std::process::id()));
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .expect("create the fake VMClock page");
+            file.set_len(4096).unwrap();
+            let page = Self {
+                file,
+                path,
+                seq: 0,
+                generation: 0,
+            };
+            page.put(0, &MAGIC.to_le_bytes());
+            page.put(4, &4096u32.to_le_bytes()); // size
+            page.put(8, &1u16.to_le_bytes()); // version
+            page.put(10, &[0xff, 0]); // counter_id: none; time_type: UTC
+            page.put(FLAGS_AT, &FLAG_GENERATION_COUNTER.to_le_bytes());
+            page
+        }
+
+        fn put(&self, at: u64, bytes: &[u8]) {
+            self.file.write_all_at(bytes, at).unwrap();
+        }
+
+        /// Starts an update: `seq_count` odd.
+        fn begin(&mut self) {
+            self.seq += 1;
+            self.put(SEQ_AT, &self.seq.to_le_bytes());
+        }
+
+        /// Ends an update: `seq_count` even again.
+        fn end(&mut self) {
+            self.seq += 1;
+            self.put(SEQ_AT, &self.seq.to_le_bytes());
+        }
+
+        /// What a hypervisor does on a snapshot restore: a new generation (and
+        /// a disruption), under the seqlock.
+        fn restore(&mut self) {
+            self.begin();
+            self.generation += 1;
+            self.put(GENERATION_AT, &self.generation.to_le_bytes());
+            self.put(DISRUPTION_AT, &self.generation.to_le_bytes());
+            self.end();
+        }
+
+        fn watch(&self) {
+            __inspect::watch_vmclock(&self.path).expect("watch the fake VMClock page");
+            assert!(__inspect::vmclock_watched());
+        }
+    }
+
+    impl Drop for FakeVmClock {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+
+    // --- what was buffered, what is served ------------------------------------
+
+    /// This thread's unread (buffered) bytes, as every 8-byte window of them.
+    fn buffered_windows() -> HashSet<[u8; 8]> {
+        let pages = __inspect::thread_state_pages().expect("thread state");
+        let (address, len) = pages.unread;
+        assert!(
+            len >= 1024,
+            "only {len} bytes buffered: the test would have no power"
+        );
+        // SAFETY: this thread's state, between calls on this thread: `unread`
+        // is readable memory of the state's page, which no one else touches.
+        let unread = unsafe { std::slice::from_raw_parts(address as *const u8, len) };
+        unread.windows(8).map(|w| w.try_into().unwrap()).collect()
+    }
+
+    /// Draws through every entry point (`u64()`, `u32()` pairs, `fill`, the
+    /// handle) and returns, as 8-byte windows, what was served: a window equal
+    /// to one of the buffered bytes' windows would be a byte served twice.
+    fn served_windows(bytes: usize) -> Vec<[u8; 8]> {
+        let mut served = Vec::new();
+        let mut rng = ratchet_rng::rng();
+        let mut drawn = 0;
+        let mut i = 0;
+        while drawn < bytes {
+            match i % 4 {
+                0 => served.push(ratchet_rng::u64().to_le_bytes()),
+                1 => {
+                    // Served from the end of the buffer: the second value's
+                    // bytes come before the first's.
+                    let first = ratchet_rng::u32().to_le_bytes();
+                    let second = ratchet_rng::u32().to_le_bytes();
+                    let mut window = [0; 8];
+                    window[..4].copy_from_slice(&second);
+                    window[4..].copy_from_slice(&first);
+                    served.push(window);
+                }
+                2 => {
+                    let mut buf = [0u8; 40];
+                    ratchet_rng::fill(&mut buf);
+                    served.extend(buf.windows(8).map(|w| <[u8; 8]>::try_from(w).unwrap()));
+                }
+                _ => served.push(rng.next_u64().to_le_bytes()),
+            }
+            drawn += [8, 8, 40, 8][i % 4];
+            i += 1;
+        }
+        served
+    }
+
+    /// What a thread saw across a new generation.
+    #[derive(Debug)]
+    struct Seen {
+        /// Served windows equal to a window of the bytes buffered before.
+        repeats: usize,
+        /// Served windows that are all zeros.
+        zeros: usize,
+        /// Reseeds between the new generation and the end of the draws.
+        reseeds: u64,
+    }
+
+    /// Seeds this thread, snapshots its buffer, waits at `before` (the new
+    /// generation comes while it waits), then draws and compares.
+    fn across(before: &Barrier, after: &Barrier) -> Seen {
+        let _ = ratchet_rng::u64();
+        let buffered = buffered_windows();
+        let reseeds = __inspect::thread_reseeds();
+        before.wait();
+        after.wait();
+        // Less than the reseed budget (1 MiB): one reseed expected, no more.
+        let served = served_windows(3 * 8192);
+        Seen {
+            repeats: served.iter().filter(|w| buffered.contains(*w)).count(),
+            zeros: served.iter().filter(|w| **w == [0; 8]).count(),
+            reseeds: __inspect::thread_reseeds() - reseeds,
+        }
+    }
+
+    /// Runs `trigger` while this thread and `threads` others hold a buffer,
+    /// the others blocked; checks every thread.
+    fn every_thread_after(threads: usize, trigger: impl FnOnce()) {
+        let before = Arc::new(Barrier::new(threads + 1));
+        let after = Arc::new(Barrier::new(threads + 1));
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let (before, after) = (Arc::clone(&before), Arc::clone(&after));
+                std::thread::spawn(move || across(&before, &after))
+            })
+            .collect();
+        // This thread too: seeded, buffered, then the trigger, then draws.
+        let _ = ratchet_rng::u64();
+        let buffered = buffered_windows();
+        let reseeds = __inspect::thread_reseeds();
+        before.wait();
+        trigger();
+        after.wait();
+        let served = served_windows(3 * 8192);
+        let mut seen = vec![Seen {
+            repeats: served.iter().filter(|w| buffered.contains(*w)).count(),
+            zeros: served.iter().filter(|w| **w == [0; 8]).count(),
+            reseeds: __inspect::thread_reseeds() - reseeds,
+        }];
+        seen.extend(workers.into_iter().map(|w| w.join().unwrap()));
+        for (i, s) in seen.iter().enumerate() {
+            let who = if i == 0 {
+                "the calling thread"
+            } else {
+                "a blocked thread"
+            };
+            assert_eq!(
+                s.repeats, 0,
+                "{who} served bytes buffered before the new generation: {seen:?}"
+            );
+            assert_eq!(s.zeros, 0, "{who} served zeros: {seen:?}");
+            assert_eq!(
+                s.reseeds, 1,
+                "{who} did not reseed exactly once (a fresh key) after the new generation: {seen:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reseed_all_threads_discards_every_threads_buffer() {
+        let _serial = serial();
+        every_thread_after(4, ratchet_rng::reseed_all_threads);
+    }
+
+    #[test]
+    fn vmclock_restore_discards_every_threads_buffer() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("restore");
+        page.watch();
+        every_thread_after(4, || page.restore());
+        // Twice: a second restore of the same kind.
+        every_thread_after(2, || page.restore());
+    }
+
+    /// A counter changed without the seqlock (a careless hypervisor) is still a
+    /// new generation: the fast path compares the counter itself.
+    #[test]
+    fn vmclock_counter_change_alone_is_a_new_generation() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("counter");
+        page.watch();
+        every_thread_after(1, || {
+            page.generation += 1;
+            page.put(GENERATION_AT, &page.generation.to_le_bytes());
+        });
+    }
+
+    /// Draws while the page is untrusted: a slow-path call (a fill larger than
+    /// any buffer; the fast path compares only the counter, which may not have
+    /// moved) must reseed and close the fast path, and then each of `calls`
+    /// values must reseed too (nothing served from a buffer).
+    fn every_call_reseeds(buffered: &HashSet<[u8; 8]>, calls: u64, why: &str) {
+        let reseeds = __inspect::thread_reseeds();
+        let mut big = vec![0u8; 16384];
+        ratchet_rng::fill(&mut big);
+        assert!(
+            big.windows(8).all(|w| !buffered.contains(w)),
+            "{why}: a buffered value served by the slow path"
+        );
+        assert_eq!(
+            __inspect::thread_reseeds(),
+            reseeds + 1,
+            "{why}: the slow path served without reseeding"
+        );
+        for _ in 0..calls {
+            let reseeds = __inspect::thread_reseeds();
+            let value = ratchet_rng::u64().to_le_bytes();
+            assert!(!buffered.contains(&value), "{why}: a buffered value served");
+            assert_eq!(
+                __inspect::thread_reseeds(),
+                reseeds + 1,
+                "{why}: a call served without reseeding"
+            );
+            assert!(
+                !__inspect::fast_path_open(),
+                "{why}: the fast path is open over an untrusted page"
+            );
+        }
+    }
+
+    #[test]
+    fn torn_or_invalid_page_is_never_trusted() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("torn");
+        page.watch();
+        let _ = ratchet_rng::u64();
+        assert!(__inspect::fast_path_open());
+
+        // An update in progress (odd `seq_count`) with the counter already
+        // moved: a torn view.
+        let buffered = buffered_windows();
+        page.begin();
+        page.generation += 1;
+        page.put(GENERATION_AT, &page.generation.to_le_bytes());
+        every_call_reseeds(&buffered, 16, "seq_count odd, counter moved");
+        // Odd with nothing else changed.
+        page.end();
+        let _ = ratchet_rng::u64();
+        assert!(
+            __inspect::fast_path_open(),
+            "a settled page is trusted again"
+        );
+        let buffered = buffered_windows();
+        page.begin();
+        every_call_reseeds(&buffered, 16, "seq_count odd");
+        page.end();
+        let _ = ratchet_rng::u64();
+        assert!(__inspect::fast_path_open());
+
+        // Invalid: the magic gone, then the generation-counter flag cleared.
+        let buffered = buffered_windows();
+        page.put(0, &0u32.to_le_bytes());
+        every_call_reseeds(&buffered, 16, "no magic");
+        page.put(0, &MAGIC.to_le_bytes());
+        let _ = ratchet_rng::u64();
+        assert!(__inspect::fast_path_open());
+        let buffered = buffered_windows();
+        page.put(FLAGS_AT, &0u64.to_le_bytes());
+        every_call_reseeds(&buffered, 16, "no generation-counter flag");
+        page.put(FLAGS_AT, &FLAG_GENERATION_COUNTER.to_le_bytes());
+        let _ = ratchet_rng::u64();
+        assert!(__inspect::fast_path_open());
+
+        // A page that is invalid from the start is not watched at all.
+        let bad = FakeVmClock::new("bad");
+        bad.put(FLAGS_AT, &0u64.to_le_bytes());
+        assert!(__inspect::watch_vmclock(&bad.path).is_err());
+        let short =
+            std::env::temp_dir().join(format!("ratchet-rng-vmclock-{}-short", std::process::id()));
+        std::fs::write(&short, MAGIC.to_le_bytes()).unwrap();
+        assert!(
+            __inspect::watch_vmclock(&short).is_err(),
+            "a 4-byte file was watched"
+        );
+        let _ = std::fs::remove_file(&short);
+    }
+
+    // --- clones whose OS generator gives the same bytes -----------------------
+
+    fn pipe() -> (libc::c_int, libc::c_int) {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    }
+
+    fn write_all(fd: libc::c_int, buf: &[u8]) -> bool {
+        let mut done = 0;
+        while done < buf.len() {
+            // SAFETY: the rest of `buf` is valid for reads of its length.
+            let n = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
+            if n <= 0 {
+                return false;
+            }
+            done += n as usize;
+        }
+        true
+    }
+
+    fn read_exact(fd: libc::c_int, buf: &mut [u8]) {
+        let mut done = 0;
+        while done < buf.len() {
+            // SAFETY: the rest of `buf` is valid for writes of its length.
+            let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+            assert!(n > 0, "pipe closed early (a clone failed)");
+            done += n as usize;
+        }
+    }
+
+    /// How the clones learn of their new generation.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Trigger {
+        /// Each clone calls `reseed_all_threads()` (its after-restore hook).
+        Explicit,
+        /// The parent moves the fake VMClock page's counter (shared with both).
+        VmClock,
+    }
+
+    /// Two clones (children of this process) whose OS generator gives the same
+    /// bytes: their streams agree until the new generation (the control: this
+    /// is what an unmixed reseed gives) and differ after it.
+    fn clones_differ_after(trigger: Trigger) {
+        let mut page = FakeVmClock::new("clones");
+        if trigger == Trigger::VmClock {
+            page.watch();
+        }
+        let _ = ratchet_rng::u64();
+        __inspect::same_os_seeds(true);
+        let mut children = Vec::new();
+        for _ in 0..2 {
+            let (from_child, to_parent) = pipe();
+            let (from_parent, to_child) = pipe();
+            // SAFETY: the child draws into stack arrays, uses `read`/`write` and
+            // `_exit`: nothing that allocates or takes a lock.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                let mut before = [0u8; 32];
+                let mut after = [0u8; 32];
+                for chunk in before.chunks_exact_mut(8) {
+                    chunk.copy_from_slice(&ratchet_rng::u64().to_le_bytes());
+                }
+                let mut go = [0u8; 1];
+                let ok = write_all(to_parent, &before)
+                    // SAFETY: reads one byte into `go`.
+                    && unsafe { libc::read(from_parent, go.as_mut_ptr().cast(), 1) } == 1;
+                if ok && trigger == Trigger::Explicit {
+                    ratchet_rng::reseed_all_threads();
+                }
+                for chunk in after.chunks_exact_mut(8) {
+                    chunk.copy_from_slice(&ratchet_rng::u64().to_le_bytes());
+                }
+                let ok = ok && write_all(to_parent, &after);
+                // SAFETY: ends the child at once.
+                unsafe { libc::_exit(if ok { 0 } else { 2 }) };
+            }
+            children.push((pid, from_child, to_child));
+        }
+        __inspect::same_os_seeds(false);
+        let mut before = [[0u8; 32]; 2];
+        for (i, &(_, from_child, _)) in children.iter().enumerate() {
+            read_exact(from_child, &mut before[i]);
+        }
+        if trigger == Trigger::VmClock {
+            page.restore();
+        }
+        let mut after = [[0u8; 32]; 2];
+        for (i, &(_, from_child, to_child)) in children.iter().enumerate() {
+            assert!(write_all(to_child, b"g"));
+            read_exact(from_child, &mut after[i]);
+        }
+        for (pid, from_child, to_child) in children {
+            let mut status = 0;
+            // SAFETY: our child; `status` is a valid out-pointer.
+            assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+            assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+            // SAFETY: our descriptors, closed once.
+            unsafe {
+                libc::close(from_child);
+                libc::close(to_child);
+            }
+        }
+        assert_eq!(
+            before[0], before[1],
+            "control: clones seeded from equal OS bytes (unmixed) should agree"
+        );
+        assert_ne!(
+            after[0], after[1],
+            "{trigger:?}: two clones reseeded to the same stream from equal OS bytes"
+        );
+        println!(
+            "clones differ after {trigger:?}; CPU random source mixed in: {}",
+            __inspect::hardware_random_source().unwrap_or("none (clocks and VMClock fields only)")
+        );
+    }
+
+    #[test]
+    fn clones_with_equal_os_seeds_differ_after_reseed_all_threads() {
+        let _serial = serial();
+        clones_differ_after(Trigger::Explicit);
+    }
+
+    #[test]
+    fn clones_with_equal_os_seeds_differ_after_a_vmclock_restore() {
+        let _serial = serial();
+        clones_differ_after(Trigger::VmClock);
+    }
+}
+
+/// Keeps the file's test count visible in a plain run.
+#[cfg(not(ratchet_rng_inspect))]
+#[test]
+#[ignore = "needs RATCHET_RNG_INSPECT=1"]
+fn vm_generation_tests_need_the_inspection_build() {}
