@@ -49,6 +49,18 @@
 //! `tests/injection.rs` lands a real signal handler that draws, forks or
 //! reseeds.
 //!
+//! # A new generation (VM snapshots)
+//! Each page's header also records the process-wide generation
+//! (`generation.rs`: `reseed_all_threads()`'s counter and the VMClock page's)
+//! that its state was seeded under. The fast path compares it together with
+//! `live`, after taking its bytes and before returning them (a handler that
+//! calls `reseed_all_threads()` inside a call is caught there, as a restore
+//! is); a difference closes the buffer (`left = 0`) and sends the call to the
+//! slow path, which zeroes the buffer, reseeds (mixing in the clone material)
+//! and records the new generation. The slow path reads the generation under
+//! the mark before serving and compares it again with `live` after; a VMClock
+//! page it cannot trust makes it reseed and keep the gate closed.
+//!
 //! # A fork in the middle of a call
 //! A signal handler may fork while the call it interrupted is half done; the
 //! child then resumes that call over a page the kernel has wiped (or whose
