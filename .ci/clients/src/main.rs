@@ -95,143 +95,106 @@ fn seeded_06() -> ChaChaKeyErasureRng {
     <ChaChaKeyErasureRng as rand08::SeedableRng>::from_seed(SEED)
 }
 
-fn ed25519(c: &mut Checks) {
-    use ed25519_dalek2::{Signer as _, Verifier as _};
-    let key = ed25519_dalek2::SigningKey::generate(&mut seeded_06());
-    let public = key.verifying_key();
-    c.frozen(
-        "ed25519-dalek 2: seeded public key",
-        public.as_bytes(),
-        ED25519_PUBLIC,
-    );
-    let signature = key.sign(MESSAGE);
-    c.check(
-        "ed25519-dalek 2: seeded signature verifies",
-        public.verify(MESSAGE, &signature).is_ok()
-            && public.verify(b"tampered", &signature).is_err(),
-        "and a tampered message does not",
-    );
-    let key = ed25519_dalek2::SigningKey::generate(&mut ratchet_rng::rng());
-    let other = ed25519_dalek2::SigningKey::generate(&mut ratchet_rng::rng());
-    let signature = key.sign(MESSAGE);
-    c.check(
-        "ed25519-dalek 2: rng() key signs and verifies",
-        key.verifying_key().verify(MESSAGE, &signature).is_ok()
-            && key.verifying_key() != other.verifying_key(),
-        "two rng() keys differ",
-    );
+/// The ed25519-dalek checks, for one major version (`$krate`, named `$name` in
+/// the report) and the seeded generator of its rand_core line.
+macro_rules! ed25519_checks {
+    ($c:ident, $krate:ident, $name:literal, $seeded:expr) => {{
+        use $krate::{Signer as _, SigningKey, Verifier as _};
+        let key = SigningKey::generate(&mut $seeded);
+        let public = key.verifying_key();
+        $c.frozen(
+            concat!($name, ": seeded public key"),
+            public.as_bytes(),
+            ED25519_PUBLIC,
+        );
+        let signature = key.sign(MESSAGE);
+        $c.check(
+            concat!($name, ": seeded signature verifies"),
+            public.verify(MESSAGE, &signature).is_ok()
+                && public.verify(b"tampered", &signature).is_err(),
+            "and a tampered message does not",
+        );
+        let key = SigningKey::generate(&mut ratchet_rng::rng());
+        let other = SigningKey::generate(&mut ratchet_rng::rng());
+        let signature = key.sign(MESSAGE);
+        $c.check(
+            concat!($name, ": rng() key signs and verifies"),
+            key.verifying_key().verify(MESSAGE, &signature).is_ok()
+                && key.verifying_key() != other.verifying_key(),
+            "two rng() keys differ",
+        );
+    }};
+}
 
-    use ed25519_dalek3::{Signer as _, Verifier as _};
-    let key = ed25519_dalek3::SigningKey::generate(&mut seeded());
-    let public = key.verifying_key();
-    c.frozen(
-        "ed25519-dalek 3: seeded public key",
-        public.as_bytes(),
-        ED25519_PUBLIC,
-    );
-    let signature = key.sign(MESSAGE);
-    c.check(
-        "ed25519-dalek 3: seeded signature verifies",
-        public.verify(MESSAGE, &signature).is_ok()
-            && public.verify(b"tampered", &signature).is_err(),
-        "and a tampered message does not",
-    );
-    let key = ed25519_dalek3::SigningKey::generate(&mut ratchet_rng::rng());
-    let other = ed25519_dalek3::SigningKey::generate(&mut ratchet_rng::rng());
-    let signature = key.sign(MESSAGE);
-    c.check(
-        "ed25519-dalek 3: rng() key signs and verifies",
-        key.verifying_key().verify(MESSAGE, &signature).is_ok()
-            && key.verifying_key() != other.verifying_key(),
-        "two rng() keys differ",
-    );
+fn ed25519(c: &mut Checks) {
+    ed25519_checks!(c, ed25519_dalek2, "ed25519-dalek 2", seeded_06());
+    ed25519_checks!(c, ed25519_dalek3, "ed25519-dalek 3", seeded());
+}
+
+/// The x25519-dalek checks, for one major version (`$krate`, named `$name`),
+/// the seeded generator of its rand_core line, and `rng()` as its
+/// `EphemeralSecret::random_from_rng` takes it (by value in 2, by reference
+/// in 3).
+macro_rules! x25519_checks {
+    ($c:ident, $krate:ident, $name:literal, $seeded:expr, $rng:expr) => {{
+        use $krate::{EphemeralSecret, PublicKey, StaticSecret};
+        let mut rng = $seeded;
+        let alice = StaticSecret::random_from_rng(&mut rng);
+        let bob = StaticSecret::random_from_rng(&mut rng);
+        let (alice_public, bob_public) = (PublicKey::from(&alice), PublicKey::from(&bob));
+        $c.frozen(
+            concat!($name, ": seeded Alice public key"),
+            alice_public.as_bytes(),
+            X25519_ALICE_PUBLIC,
+        );
+        $c.frozen(
+            concat!($name, ": seeded Bob public key"),
+            bob_public.as_bytes(),
+            X25519_BOB_PUBLIC,
+        );
+        let (ab, ba) = (
+            alice.diffie_hellman(&bob_public),
+            bob.diffie_hellman(&alice_public),
+        );
+        $c.check(
+            concat!($name, ": seeded exchange agrees"),
+            ab.as_bytes() == ba.as_bytes(),
+            "both sides",
+        );
+        $c.frozen(
+            concat!($name, ": seeded shared secret"),
+            ab.as_bytes(),
+            X25519_SHARED,
+        );
+        let alice = EphemeralSecret::random_from_rng($rng);
+        let bob = EphemeralSecret::random_from_rng($rng);
+        let (alice_public, bob_public) = (PublicKey::from(&alice), PublicKey::from(&bob));
+        let (ab, ba) = (
+            alice.diffie_hellman(&bob_public),
+            bob.diffie_hellman(&alice_public),
+        );
+        $c.check(
+            concat!($name, ": rng() exchange agrees"),
+            ab.as_bytes() == ba.as_bytes() && alice_public != bob_public,
+            "ephemeral secrets",
+        );
+    }};
 }
 
 fn x25519(c: &mut Checks) {
-    use x25519_dalek2::{EphemeralSecret, PublicKey, StaticSecret};
-    let mut rng = seeded_06();
-    let alice = StaticSecret::random_from_rng(&mut rng);
-    let bob = StaticSecret::random_from_rng(&mut rng);
-    let (alice_public, bob_public) = (PublicKey::from(&alice), PublicKey::from(&bob));
-    c.frozen(
-        "x25519-dalek 2: seeded Alice public key",
-        alice_public.as_bytes(),
-        X25519_ALICE_PUBLIC,
+    x25519_checks!(
+        c,
+        x25519_dalek2,
+        "x25519-dalek 2",
+        seeded_06(),
+        ratchet_rng::rng()
     );
-    c.frozen(
-        "x25519-dalek 2: seeded Bob public key",
-        bob_public.as_bytes(),
-        X25519_BOB_PUBLIC,
-    );
-    let (ab, ba) = (
-        alice.diffie_hellman(&bob_public),
-        bob.diffie_hellman(&alice_public),
-    );
-    c.check(
-        "x25519-dalek 2: seeded exchange agrees",
-        ab.as_bytes() == ba.as_bytes(),
-        "both sides",
-    );
-    c.frozen(
-        "x25519-dalek 2: seeded shared secret",
-        ab.as_bytes(),
-        X25519_SHARED,
-    );
-    let alice = EphemeralSecret::random_from_rng(ratchet_rng::rng());
-    let bob = EphemeralSecret::random_from_rng(ratchet_rng::rng());
-    let (alice_public, bob_public) = (PublicKey::from(&alice), PublicKey::from(&bob));
-    let (ab, ba) = (
-        alice.diffie_hellman(&bob_public),
-        bob.diffie_hellman(&alice_public),
-    );
-    c.check(
-        "x25519-dalek 2: rng() exchange agrees",
-        ab.as_bytes() == ba.as_bytes() && alice_public != bob_public,
-        "ephemeral secrets",
-    );
-
-    use x25519_dalek3::{
-        EphemeralSecret as Ephemeral3, PublicKey as Public3, StaticSecret as Static3,
-    };
-    let mut rng = seeded();
-    let alice = Static3::random_from_rng(&mut rng);
-    let bob = Static3::random_from_rng(&mut rng);
-    let (alice_public, bob_public) = (Public3::from(&alice), Public3::from(&bob));
-    c.frozen(
-        "x25519-dalek 3: seeded Alice public key",
-        alice_public.as_bytes(),
-        X25519_ALICE_PUBLIC,
-    );
-    c.frozen(
-        "x25519-dalek 3: seeded Bob public key",
-        bob_public.as_bytes(),
-        X25519_BOB_PUBLIC,
-    );
-    let (ab, ba) = (
-        alice.diffie_hellman(&bob_public),
-        bob.diffie_hellman(&alice_public),
-    );
-    c.check(
-        "x25519-dalek 3: seeded exchange agrees",
-        ab.as_bytes() == ba.as_bytes(),
-        "both sides",
-    );
-    c.frozen(
-        "x25519-dalek 3: seeded shared secret",
-        ab.as_bytes(),
-        X25519_SHARED,
-    );
-    let alice = Ephemeral3::random_from_rng(&mut ratchet_rng::rng());
-    let bob = Ephemeral3::random_from_rng(&mut ratchet_rng::rng());
-    let (alice_public, bob_public) = (Public3::from(&alice), Public3::from(&bob));
-    let (ab, ba) = (
-        alice.diffie_hellman(&bob_public),
-        bob.diffie_hellman(&alice_public),
-    );
-    c.check(
-        "x25519-dalek 3: rng() exchange agrees",
-        ab.as_bytes() == ba.as_bytes() && alice_public != bob_public,
-        "ephemeral secrets",
+    x25519_checks!(
+        c,
+        x25519_dalek3,
+        "x25519-dalek 3",
+        seeded(),
+        &mut ratchet_rng::rng()
     );
 }
 

@@ -21,24 +21,32 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
     /// RDRAND's retry advice is 10.
     const TRIES: usize = 64;
 
-    #[target_feature(enable = "rdseed")]
-    fn rdseed(out: &mut [u8; 32]) -> bool {
+    /// Fills `out` a word at a time from `step` (one RDSEED or RDRAND: 1 on
+    /// success), each word tried up to [`TRIES`] times; false if one never came.
+    #[inline(always)]
+    fn words(out: &mut [u8; 32], mut step: impl FnMut(&mut u64) -> i32) -> bool {
         out.chunks_exact_mut(8).all(|chunk| {
             let mut word = 0;
-            let ok = (0..TRIES).any(|_| _rdseed64_step(&mut word) == 1);
+            let ok = (0..TRIES).any(|_| step(&mut word) == 1);
             chunk.copy_from_slice(&word.to_le_bytes());
             ok
         })
     }
 
+    // The intrinsics are safe to call here on newer compilers; the MSRV's
+    // (1.89) are `unsafe fn`s.
+    #[allow(unused_unsafe)]
+    #[target_feature(enable = "rdseed")]
+    fn rdseed(out: &mut [u8; 32]) -> bool {
+        // SAFETY: runs only where the CPU has RDSEED (detected by the caller).
+        words(out, |word| unsafe { _rdseed64_step(word) })
+    }
+
+    #[allow(unused_unsafe)]
     #[target_feature(enable = "rdrand")]
     fn rdrand(out: &mut [u8; 32]) -> bool {
-        out.chunks_exact_mut(8).all(|chunk| {
-            let mut word = 0;
-            let ok = (0..TRIES).any(|_| _rdrand64_step(&mut word) == 1);
-            chunk.copy_from_slice(&word.to_le_bytes());
-            ok
-        })
+        // SAFETY: runs only where the CPU has RDRAND (detected by the caller).
+        words(out, |word| unsafe { _rdrand64_step(word) })
     }
 
     if std::arch::is_x86_feature_detected!("rdseed")
