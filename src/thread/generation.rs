@@ -33,16 +33,26 @@ mod hardware;
 #[path = "generation/vmclock.rs"]
 mod vmclock;
 
-/// Moved by [`reseed_all_threads`].
-static EXPLICIT: AtomicUsize = AtomicUsize::new(0);
-
-/// What [`VM_WORD`] points at where no VMClock page is mapped: never changes.
+/// What [`Watch::vm_word`] points at where no VMClock page is mapped: never
+/// changes.
 static NO_DEVICE: AtomicUsize = AtomicUsize::new(0);
 
-/// The word of the VMClock page that holds (the low bytes of)
-/// `vm_generation_counter`, or [`NO_DEVICE`]. Set once per process (or by the
-/// inspection hook); the page is never unmapped.
-static VM_WORD: AtomicPtr<AtomicUsize> = AtomicPtr::new((&raw const NO_DEVICE).cast_mut());
+/// The two words behind every call's check, side by side: one address for the
+/// fast path to find.
+#[repr(C, align(64))]
+struct Watch {
+    /// The word of the VMClock page that holds (the low bytes of)
+    /// `vm_generation_counter`, or [`NO_DEVICE`]. Set once per process (or by
+    /// the inspection hook); the page is never unmapped.
+    vm_word: AtomicPtr<AtomicUsize>,
+    /// Moved by [`reseed_all_threads`](crate::reseed_all_threads).
+    explicit: AtomicUsize,
+}
+
+static WATCH: Watch = Watch {
+    vm_word: AtomicPtr::new((&raw const NO_DEVICE).cast_mut()),
+    explicit: AtomicUsize::new(0),
+};
 
 /// The generation a thread's generator was seeded under (see the module doc).
 /// Raw words, compared for equality only: the VMClock counter is little-endian
@@ -57,28 +67,28 @@ pub(crate) struct Generation {
 /// call.
 #[inline(always)]
 pub(crate) fn current() -> Generation {
-    let word = VM_WORD.load(Ordering::Relaxed);
-    // SAFETY: `VM_WORD` holds `NO_DEVICE` or a word of a read-only mapping that
+    let word = WATCH.vm_word.load(Ordering::Relaxed);
+    // SAFETY: `vm_word` holds `NO_DEVICE` or a word of a read-only mapping that
     // is never unmapped (set only after the mapping was made and checked);
     // either is valid for atomic reads for the rest of the process.
     let vm = unsafe { (*word).load(Ordering::Relaxed) };
     Generation {
         vm,
-        explicit: EXPLICIT.load(Ordering::Relaxed),
+        explicit: WATCH.explicit.load(Ordering::Relaxed),
     }
 }
 
 /// A new generation: every thread's next call discards what it buffered and
 /// reseeds (see [`crate::reseed_all_threads`]). One atomic add.
 pub(crate) fn bump() {
-    EXPLICIT.fetch_add(1, Ordering::Relaxed);
+    WATCH.explicit.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Whether `now` (read by the caller just before) may be trusted: no VMClock
 /// page is watched, or a consistent read of it finds it valid with the counter
 /// `now` holds. `false`: the caller must reseed and keep the fast path closed.
 pub(crate) fn trusted(now: Generation) -> bool {
-    let word = VM_WORD.load(Ordering::Relaxed);
+    let word = WATCH.vm_word.load(Ordering::Relaxed);
     if core::ptr::eq(word, &raw const NO_DEVICE) {
         return true;
     }
@@ -111,7 +121,7 @@ pub(crate) fn probe_once() {
     }
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     if let Ok(word) = vmclock::attach(c"/dev/vmclock0") {
-        VM_WORD.store(word.cast_mut(), Ordering::Relaxed);
+        WATCH.vm_word.store(word.cast_mut(), Ordering::Relaxed);
     }
     PROBE.store(2, Ordering::Relaxed);
 }
@@ -119,7 +129,7 @@ pub(crate) fn probe_once() {
 /// Whether a VMClock page is watched.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn watched() -> bool {
-    !core::ptr::eq(VM_WORD.load(Ordering::Relaxed), &raw const NO_DEVICE)
+    !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), &raw const NO_DEVICE)
 }
 
 /// Watches the VMClock page in the file at `path` (a test's stand-in for the
@@ -130,7 +140,7 @@ pub(crate) fn watched() -> bool {
 pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> {
     PROBE.store(2, Ordering::Relaxed);
     let word = vmclock::attach(path)?;
-    VM_WORD.store(word.cast_mut(), Ordering::Relaxed);
+    WATCH.vm_word.store(word.cast_mut(), Ordering::Relaxed);
     Ok(())
 }
 
@@ -153,7 +163,7 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> Option<&'static 
     let (device, clocks) = rest.split_at_mut(48);
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     {
-        let word = VM_WORD.load(Ordering::Relaxed);
+        let word = WATCH.vm_word.load(Ordering::Relaxed);
         if !core::ptr::eq(word, &raw const NO_DEVICE) {
             vmclock::material(word, device);
         }
