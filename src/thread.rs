@@ -116,7 +116,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// otherwise; both erase their key at every refill and wipe served bytes from
 /// their buffer (backtracking resistance). It is seeded from the operating system
 /// (`getrandom`) on first use in each thread, and reseeded after every
-/// [`RESEED_BYTES`] (1 MiB) of output, after a fork, and on [`reseed`](Self::reseed).
+/// [`RESEED_BYTES`] (1 MiB) of output, after a fork, after a VM snapshot restore
+/// or [`reseed_all_threads`], and on [`reseed`](Self::reseed).
 /// Its stream is not reproducible (use a seeded generator for that).
 ///
 /// # Forks and threads
