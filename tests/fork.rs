@@ -9,6 +9,10 @@
 
 use std::collections::HashSet;
 
+#[path = "common/pipes.rs"]
+mod pipes;
+use pipes::{pipe, read_exact};
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[path = "common/raw_fork.rs"]
 mod raw_fork;
@@ -33,33 +37,11 @@ fn fork(kind: ForkKind) -> libc::pid_t {
     }
 }
 
-fn pipe() -> (libc::c_int, libc::c_int) {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    (fds[0], fds[1])
-}
-
 /// In a child: writes all of `buf`, or exits with status 2.
-fn child_write_all(fd: libc::c_int, mut buf: &[u8]) {
-    while !buf.is_empty() {
-        // SAFETY: `buf` is valid for reads of its length.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(2) };
-        }
-        buf = &buf[n as usize..];
-    }
-}
-
-fn read_exact(fd: libc::c_int, buf: &mut [u8]) {
-    let mut done = 0;
-    while done < buf.len() {
-        // SAFETY: the rest of `buf` is valid for writes of its length.
-        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
-        assert!(n > 0, "pipe closed early (the child failed)");
-        done += n as usize;
+fn child_write_all(fd: libc::c_int, buf: &[u8]) {
+    if !pipes::write_all(fd, buf) {
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(2) };
     }
 }
 

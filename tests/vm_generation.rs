@@ -18,6 +18,10 @@
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 #[cfg(ratchet_rng_inspect)]
+#[path = "common/pipes.rs"]
+mod pipes;
+
+#[cfg(ratchet_rng_inspect)]
 mod inspected {
     use std::collections::HashSet;
     use std::fs::File;
@@ -27,6 +31,8 @@ mod inspected {
 
     use rand::Rng;
     use ratchet_rng::__inspect;
+
+    use super::pipes::{pipe, read_exact, write_all};
 
     /// One test at a time: the generation and the watched page are per process.
     static SERIAL: Mutex<()> = Mutex::new(());
@@ -368,36 +374,6 @@ mod inspected {
     }
 
     // --- clones whose OS generator gives the same bytes -----------------------
-
-    fn pipe() -> (libc::c_int, libc::c_int) {
-        let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: `fds` has room for the two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        (fds[0], fds[1])
-    }
-
-    fn write_all(fd: libc::c_int, buf: &[u8]) -> bool {
-        let mut done = 0;
-        while done < buf.len() {
-            // SAFETY: the rest of `buf` is valid for reads of its length.
-            let n = unsafe { libc::write(fd, buf[done..].as_ptr().cast(), buf.len() - done) };
-            if n <= 0 {
-                return false;
-            }
-            done += n as usize;
-        }
-        true
-    }
-
-    fn read_exact(fd: libc::c_int, buf: &mut [u8]) {
-        let mut done = 0;
-        while done < buf.len() {
-            // SAFETY: the rest of `buf` is valid for writes of its length.
-            let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
-            assert!(n > 0, "pipe closed early (a clone failed)");
-            done += n as usize;
-        }
-    }
 
     /// How the clones learn of their new generation.
     #[derive(Clone, Copy, Debug, PartialEq)]
