@@ -110,6 +110,50 @@ fn reseed_and_large_requests() {
     assert_eq!(halves.len(), big.len() / 64);
 }
 
+/// `reseed_all_threads()` through the public API, on every platform the suite
+/// runs on (its buffer-level property needs the inspection build:
+/// `tests/vm_generation.rs`): every entry point keeps serving distinct, nonzero
+/// values across it, with the reseed it forces (which mixes the CPU source and
+/// the clocks in) on this thread and on another.
+#[test]
+fn reseed_all_threads_then_every_entry_point_serves() {
+    const N: usize = if cfg!(miri) { 8 } else { 2_000 };
+    fn draw(out: &mut Vec<u64>) {
+        let mut rng = ratchet_rng::rng();
+        for i in 0..N {
+            out.push(match i % 4 {
+                0 => ratchet_rng::u64(),
+                1 => u64::from(ratchet_rng::u32()) << 32 | u64::from(ratchet_rng::u32()),
+                2 => {
+                    let mut b = [0u8; 8];
+                    ratchet_rng::fill(&mut b);
+                    u64::from_le_bytes(b)
+                }
+                _ => rng.next_u64(),
+            });
+        }
+    }
+    let mut values = Vec::new();
+    draw(&mut values);
+    ratchet_rng::reseed_all_threads();
+    draw(&mut values);
+    if !cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) {
+        let other = std::thread::spawn(|| {
+            let mut values = Vec::new();
+            draw(&mut values);
+            ratchet_rng::reseed_all_threads();
+            draw(&mut values);
+            values
+        });
+        values.extend(other.join().unwrap());
+    }
+    ratchet_rng::reseed_all_threads();
+    draw(&mut values);
+    let distinct: HashSet<u64> = values.iter().copied().collect();
+    assert_eq!(distinct.len(), values.len(), "a value repeated");
+    assert!(!values.contains(&0), "a zero value");
+}
+
 /// Outputs produced while thread-locals are being destroyed, by the test's own
 /// thread-local destructors.
 static FROM_DESTRUCTORS: Mutex<Vec<[u8; 32]>> = Mutex::new(Vec::new());

@@ -107,12 +107,13 @@ fn cpu_fill(_: &mut [u8; 32]) -> Option<&'static str> {
 /// nanoseconds (each 8 bytes, little-endian), the CPU's cycle counter where
 /// there is one, the process id.
 pub(super) fn clocks(out: &mut [u8]) {
-    // Not under Miri, whose isolation has no clock.
-    #[cfg(not(miri))]
+    // Not under Miri, whose isolation has no clock, nor on
+    // `wasm32-unknown-unknown`, where `SystemTime::now()` panics.
+    #[cfg(not(any(miri, all(target_family = "wasm", target_os = "unknown"))))]
     let realtime = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos() as u64);
-    #[cfg(miri)]
+    #[cfg(any(miri, all(target_family = "wasm", target_os = "unknown")))]
     let realtime = 0;
     let words = [
         realtime,
