@@ -88,19 +88,24 @@ pub(crate) fn bump() {
 /// page is watched, or a consistent read of it finds it valid with the counter
 /// `now` holds. `false`: the caller must reseed and keep the fast path closed.
 pub(crate) fn trusted(now: Generation) -> bool {
-    let word = WATCH.vm_word.load(Ordering::Relaxed);
-    if core::ptr::eq(word, &raw const NO_DEVICE) {
+    let Some(word) = watched_word() else {
         return true;
-    }
+    };
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     {
         vmclock::read_watched(word).is_some_and(|fields| fields.generation_word == now.vm)
     }
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     {
-        let _ = now;
+        let _ = (now, word);
         false
     }
+}
+
+/// The watched VMClock page's counter word, or `None` where none is watched.
+fn watched_word() -> Option<*const AtomicUsize> {
+    let word = WATCH.vm_word.load(Ordering::Relaxed);
+    (!core::ptr::eq(word, &raw const NO_DEVICE)).then_some(word.cast_const())
 }
 
 /// Not probed / being probed by one thread / done (found or not).
@@ -129,7 +134,7 @@ pub(crate) fn probe_once() {
 /// Whether a VMClock page is watched.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn watched() -> bool {
-    !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), &raw const NO_DEVICE)
+    watched_word().is_some()
 }
 
 /// Watches the VMClock page in the file at `path` (a test's stand-in for the
@@ -162,11 +167,8 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> Option<&'static 
     zeroize::Zeroize::zeroize(&mut cpu);
     let (device, clocks) = rest.split_at_mut(48);
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
-    {
-        let word = WATCH.vm_word.load(Ordering::Relaxed);
-        if !core::ptr::eq(word, &raw const NO_DEVICE) {
-            vmclock::material(word, device);
-        }
+    if let Some(word) = watched_word() {
+        vmclock::material(word, device);
     }
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     let _ = device;
