@@ -59,12 +59,16 @@ pub fn thread_state_pages() -> Option<ThreadStatePages> {
 pub enum Point {
     /// `take` (`u32()`/`u64()`): `SLOT` read, the in-use mark not yet set.
     TakeSlotRead,
+    /// `take`: value copied and wiped in the buffer, `left` not yet stored.
+    TakeCopied,
     /// `take`: value copied and `left` stored, before the `live` re-check.
     TakeBeforeLive,
     /// `take`: after the `live` re-check, before the mark is cleared.
     TakeAfterLive,
     /// `take_into` (`fill()`): `SLOT` read, the mark not yet set.
     TakeIntoSlotRead,
+    /// `take_into`: bytes moved out of the buffer, `left` not yet stored.
+    TakeIntoMoved,
     /// `take_into`: bytes moved and `left` stored, before the `live` re-check.
     TakeIntoBeforeLive,
     /// `take_into`: after the `live` re-check, before the mark is cleared.
@@ -82,6 +86,8 @@ pub enum Point {
     /// The slow path: the generation read (and compared with the one the state
     /// was seeded under), the state not yet served from.
     SlowGenerationRead,
+    /// The slow path: seeded or refilled and served, `left` not yet stored.
+    SlowServed,
     /// The slow path: seeded or refilled and `left` stored, before the `live`
     /// re-check (the page not yet published to the fast path).
     SlowBeforeLive,
@@ -104,11 +110,13 @@ pub enum Point {
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 20] = [
+    pub const ALL: [Point; 23] = [
         Point::TakeSlotRead,
+        Point::TakeCopied,
         Point::TakeBeforeLive,
         Point::TakeAfterLive,
         Point::TakeIntoSlotRead,
+        Point::TakeIntoMoved,
         Point::TakeIntoBeforeLive,
         Point::TakeIntoAfterLive,
         Point::SlowSlotRead,
@@ -117,6 +125,7 @@ impl Point {
         Point::PageMapped,
         Point::PagePublished,
         Point::SlowGenerationRead,
+        Point::SlowServed,
         Point::SlowBeforeLive,
         Point::SlowAfterLive,
         Point::DecideVerdict,

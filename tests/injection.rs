@@ -71,9 +71,11 @@ const MAX_FIRES: usize = 3;
 
 /// Points reached only through an open fast path (not where every call takes
 /// the slow path: no working wipe, as under qemu-user).
-const FAST_PATH_ONLY: [&str; 4] = [
+const FAST_PATH_ONLY: [&str; 6] = [
+    "TakeCopied",
     "TakeBeforeLive",
     "TakeAfterLive",
+    "TakeIntoMoved",
     "TakeIntoBeforeLive",
     "TakeIntoAfterLive",
 ];
@@ -269,9 +271,11 @@ macro_rules! point_tests {
 
 point_tests! {
     take_slot_read => "TakeSlotRead",
+    take_copied => "TakeCopied",
     take_before_live => "TakeBeforeLive",
     take_after_live => "TakeAfterLive",
     take_into_slot_read => "TakeIntoSlotRead",
+    take_into_moved => "TakeIntoMoved",
     take_into_before_live => "TakeIntoBeforeLive",
     take_into_after_live => "TakeIntoAfterLive",
     slow_slot_read => "SlowSlotRead",
@@ -280,6 +284,7 @@ point_tests! {
     page_mapped => "PageMapped",
     page_published => "PagePublished",
     slow_generation_read => "SlowGenerationRead",
+    slow_served => "SlowServed",
     slow_before_live => "SlowBeforeLive",
     slow_after_live => "SlowAfterLive",
     decide_verdict => "DecideVerdict",

@@ -282,6 +282,11 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
         src.write_bytes(0, K);
         out
     };
+    // A handler here is served by the OS. One that forks leaves a child whose
+    // page was wiped (or closed by the `pthread_atfork` hook), and the store
+    // below writes this call's stale `left` into it: only the re-check that
+    // follows keeps the child from reopening the fast path over it.
+    inject!(TakeCopied);
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
     // A handler here is served by the OS; one that forks leaves a child whose
@@ -341,6 +346,8 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
     // caller's memory, which cannot overlap the page (nothing hands it out).
     let src = unsafe { core::slice::from_raw_parts_mut(buffer(slot).add(x), left - x) };
     crate::rngs::buffer::move_out(dst, src);
+    // As at `TakeCopied`: a fork here stores a stale `left` into the child's page.
+    inject!(TakeIntoMoved);
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
     // As in `take`.
@@ -439,6 +446,11 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         if result.is_ok() {
             header.record(now);
         }
+        // Served, `left` not yet stored: a handler here is served by the OS; a
+        // fork leaves a child whose page was wiped (or closed by the
+        // `pthread_atfork` hook), into which the store below writes this
+        // call's `left`: the child finds `live` zeroed below and starts over.
+        inject!(SlowServed);
         header.left.store(left, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         // Seeded (or refilled), not yet published to the fast path: a handler
