@@ -446,10 +446,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         if result.is_ok() {
             header.record(now);
         }
-        // Served, `left` not yet stored: a handler here is served by the OS; a
-        // fork leaves a child whose page was wiped (or closed by the
-        // `pthread_atfork` hook), into which the store below writes this
-        // call's `left`: the child finds `live` zeroed below and starts over.
+        // As at `TakeCopied`: a fork here stores this call's `left` into the
+        // child's page; the child finds `live` zeroed below and starts over.
         inject!(SlowServed);
         header.left.store(left, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
