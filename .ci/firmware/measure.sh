@@ -25,7 +25,10 @@
 # mps2-an386, a Cortex-M4F) and rv (riscv32imac-unknown-none-elf on
 # qemu-system-riscv32's virt), OPT an opt-level (s, 3, z, ...).
 set -euo pipefail
-cd "$(dirname "$0")"
+SCRIPT=$(realpath "$0")
+# A THRESHOLDS file named on the command line, resolved before the cd below.
+[ $# -lt 2 ] || [ "${1:0:2}" != -- ] || set -- "$1" "$(realpath "$2")"
+cd "$(dirname "$SCRIPT")"
 # The target dir (relative to this directory), shared with the firmware steps of .ci/run.
 TARGET_DIR=${MEASURE_TARGET_DIR:-../../target/firmware}
 MEASURED=$TARGET_DIR/measured.txt
@@ -171,7 +174,7 @@ case ${1:-} in
     [ "$rc" -eq "$n" ] || { echo "negative control: $rc of $n lines failed with limits below the measured values; every one must" >&2; exit 1; }
     echo "negative control caught: each of the $n limits fails when set below its measured value"
     ;;
--*) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
+-*) sed -n '2,/^set -euo/p' "$SCRIPT" | sed '$d' >&2; exit 2 ;;
 *)
     mkdir -p "$TARGET_DIR"
     : >"$MEASURED"
