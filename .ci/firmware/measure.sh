@@ -145,6 +145,7 @@ check() {
 case ${1:-} in
 --check)
     thresholds=${2:-thresholds.txt}
+    [ "$(limits "$thresholds" | wc -l)" -gt 0 ] || { echo "no limit in $thresholds" >&2; exit 1; }
     mkdir -p "$TARGET_DIR"
     : >"$MEASURED"
     # The configurations and rows the thresholds name (ours and peers), each
