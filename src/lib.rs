@@ -91,11 +91,13 @@
 //!
 //! # Further reading
 //!
-//! In the repository: `README.md` (set-up and examples), `SECURITY.md` (the
+//! The guides are modules of these docs ([`guide`]): [`guide::security`] (the
 //! threat model: backtracking resistance, fork safety, zeroization, constant
-//! time), `docs/STREAMS.md` (the stream definitions), `docs/ERRORS.md` (bad input,
-//! errors and panics), `docs/NO_STD.md` (firmware), `docs/PERFORMANCE.md` and
-//! `docs/STATISTICS.md`.
+//! time), [`guide::streams`] (the stream definitions and the value-stability
+//! policy), [`guide::errors`] (bad input, errors and panics),
+//! [`guide::derivation`] and [`guide::parallel`] (`SeedTree` and saved states),
+//! [`guide::no_std`] (firmware), [`guide::wasm`], [`guide::clients`],
+//! [`guide::performance`], [`guide::statistics`] and [`guide::changelog`].
 
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -115,6 +117,8 @@ mod chacha;
 mod compat;
 #[cfg(feature = "sys_rng")]
 mod error;
+#[cfg(doc)]
+pub mod guide;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
