@@ -2,7 +2,9 @@
 //! API is (on docs.rs, or `cargo doc --open`), with no repository needed. Each
 //! module is one Markdown file of the package, included as it is; the module has
 //! no items. It exists only when documenting (`cfg(doc)`), so it is no part of the
-//! API.
+//! API; rustdoc sets that cfg when it collects doctests too, so the guides' Rust
+//! blocks run as doctests. Their links are docs.rs addresses (a relative path would
+//! be relative to the docs.rs page): `scripts/check-doc-links.py` checks them.
 //!
 //! - the threat model and what is guaranteed (and not): [`security`];
 //! - the stream definitions, the value-stability policy and where the test

@@ -148,8 +148,3 @@ pub use thread::{
 #[cfg(all(doctest, feature = "thread_rng"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-/// The code blocks of `docs/ERRORS.md`, run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../docs/ERRORS.md")]
-pub struct ErrorsDoctests;
