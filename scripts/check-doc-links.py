@@ -14,6 +14,7 @@ repository), and neither have the files src/guide.rs renders into rustdoc (a
 relative path there is relative to a docs.rs page). A link to docs.rs must name
 a guide module src/guide.rs defines, or a file of the package (the `source/`
 view), so that it exists once the crate is published.
+README.md is at most README_MAX_LINES lines (the front page stays a front page).
 In README.md, a code block must be `rust` (a doctest, run through src/lib.rs),
 `sh`, `toml` or `text`, and a Rust block must have no hidden `# ` lines (GitHub
 shows them). The value-stability policy (the paragraph under a "Value
@@ -34,6 +35,7 @@ DOCS_RS_GUIDE = "https://docs.rs/ratchet-rng/latest/ratchet_rng/guide/"
 DOCS_RS_SOURCE = "https://docs.rs/crate/ratchet-rng/latest/source/"
 GUIDE_MODULE = re.compile(r'#\[doc = include_str!\("\.\./([^"]+)"\)\]\s*pub mod (\w+)')
 POLICY_FILES = ("README.md", "CHANGELOG.md", "docs/STREAMS.md")
+README_MAX_LINES = 200
 
 
 def slug(heading):
@@ -110,6 +112,10 @@ def check_links(path, problems, guides, relative_allowed):
 
 
 def check_readme_code(path, problems):
+    with open(path, encoding="utf-8") as f:
+        lines = sum(1 for _ in f)
+    if lines > README_MAX_LINES:
+        problems.append(f"README.md: {lines} lines, more than {README_MAX_LINES}")
     lang = None
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
