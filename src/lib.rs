@@ -1,6 +1,7 @@
 //! Fast, cryptographically secure random number generators whose seeded streams
-//! are a published contract: the same seed gives the same bytes on every platform,
-//! backend and version.
+//! are a published contract: the same seed gives the same bytes on every platform
+//! and backend, and in every version until the next breaking release (the
+//! value-stability policy, in [`guide::streams`]).
 //!
 //! # Generators
 //!
