@@ -100,49 +100,22 @@ fn bench<S: Source>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut s:
 /// Every contender, freshly seeded, in one group.
 fn bench_all(group: &mut BenchmarkGroup<'_, WallTime>, mut op: Op) {
     let op = &mut op;
-    bench(
-        group,
-        "TurboShakeRng",
-        Gen(TurboShakeRng::seed_from_u64(1)),
-        op,
-    );
-    bench(group, "ShakeRng", Gen(ShakeRng::seed_from_u64(1)), op);
-    bench(
-        group,
-        "ChaChaKeyErasureRng",
-        Gen(ChaChaKeyErasureRng::seed_from_u64(1)),
-        op,
-    );
-    bench(
-        group,
-        "ChaCha12KeyErasureRng",
-        Gen(ChaCha12KeyErasureRng::seed_from_u64(1)),
-        op,
-    );
-    bench(
-        group,
-        "ChaCha20KeyErasureRng",
-        Gen(ChaCha20KeyErasureRng::seed_from_u64(1)),
-        op,
-    );
-    bench(
-        group,
-        "AesCtrPoolRng",
-        Gen(AesCtrPoolRng::seed_from_u64(1)),
-        op,
-    );
-    bench(group, "rand StdRng", Gen(StdRng::seed_from_u64(1)), op);
-    bench(
-        group,
-        "chacha20 ChaCha8Rng",
-        Gen(chacha20::ChaCha8Rng::seed_from_u64(1)),
-        op,
-    );
-    bench(
-        group,
-        "chacha20 ChaCha12Rng",
-        Gen(chacha20::ChaCha12Rng::seed_from_u64(1)),
-        op,
+    // The seeded generators, ours and the baselines, each from `seed_from_u64(1)`.
+    macro_rules! bench_seeded {
+        ($($name:literal => $generator:ty),* $(,)?) => {
+            $(bench(group, $name, Gen(<$generator>::seed_from_u64(1)), op);)*
+        };
+    }
+    bench_seeded!(
+        "TurboShakeRng" => TurboShakeRng,
+        "ShakeRng" => ShakeRng,
+        "ChaChaKeyErasureRng" => ChaChaKeyErasureRng,
+        "ChaCha12KeyErasureRng" => ChaCha12KeyErasureRng,
+        "ChaCha20KeyErasureRng" => ChaCha20KeyErasureRng,
+        "AesCtrPoolRng" => AesCtrPoolRng,
+        "rand StdRng" => StdRng,
+        "chacha20 ChaCha8Rng" => chacha20::ChaCha8Rng,
+        "chacha20 ChaCha12Rng" => chacha20::ChaCha12Rng,
     );
     let mut turbo = turboshake::TurboShake256::default();
     turbo.update(&[7u8; 136]);

@@ -40,12 +40,24 @@ use crate::{
 };
 
 /// `RngCore`, `CryptoRng` and `SeedableRng` of an older `rand_core` (`$core`,
-/// behind feature `$feature`) for each generator, forwarding to the `rand_core`
-/// 0.10 impl. `{ $extra }`: the `RngCore` methods only that version has.
-/// `@rng_core` alone: `RngCore` and `CryptoRng` (for `ThreadRng`).
+/// behind feature `$feature`) for every seeded generator (the one list of them
+/// here), forwarding to the `rand_core` 0.10 impl. `{ $extra }`: the `RngCore`
+/// methods only that version has. `@rng_core` alone: `RngCore` and `CryptoRng`
+/// (for `ThreadRng`).
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
 macro_rules! impl_older_rand_core {
-    ($core:ident, $feature:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
+    ($core:ident, $feature:literal, $extra:tt) => {
+        impl_older_rand_core!(
+            @each $core, $feature, $extra,
+            ShakeRng,
+            TurboShakeRng,
+            ChaChaKeyErasureRng,
+            ChaCha12KeyErasureRng,
+            ChaCha20KeyErasureRng,
+            AesCtrPoolRng,
+        );
+    };
+    (@each $core:ident, $feature:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
         impl_older_rand_core!(@rng_core $core, $feature, $extra, $name);
         impl_older_rand_core!(@seedable $core, $feature, $name);
     )*};
@@ -95,37 +107,17 @@ macro_rules! impl_older_rand_core {
 // 0.6's `RngCore` also has the fallible fill (0.9 moved it to `TryRngCore`,
 // which its blanket impls give every `RngCore`, as they give `TryCryptoRng`).
 #[cfg(feature = "rand_core_06")]
-impl_older_rand_core!(
-    core06,
-    "rand_core_06",
-    {
-        /// Never fails.
-        #[inline]
-        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
-            rand_core::Rng::fill_bytes(self, dest);
-            Ok(())
-        }
-    },
-    ShakeRng,
-    TurboShakeRng,
-    ChaChaKeyErasureRng,
-    ChaCha12KeyErasureRng,
-    ChaCha20KeyErasureRng,
-    AesCtrPoolRng,
-);
+impl_older_rand_core!(core06, "rand_core_06", {
+    /// Never fails.
+    #[inline]
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
+        rand_core::Rng::fill_bytes(self, dest);
+        Ok(())
+    }
+});
 
 #[cfg(feature = "rand_core_09")]
-impl_older_rand_core!(
-    core09,
-    "rand_core_09",
-    {},
-    ShakeRng,
-    TurboShakeRng,
-    ChaChaKeyErasureRng,
-    ChaCha12KeyErasureRng,
-    ChaCha20KeyErasureRng,
-    AesCtrPoolRng,
-);
+impl_older_rand_core!(core09, "rand_core_09", {});
 
 /// The thread-local handle: the same generator through the old traits.
 #[cfg(feature = "thread_rng")]

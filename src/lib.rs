@@ -1,6 +1,7 @@
 //! Fast, cryptographically secure random number generators whose seeded streams
-//! are a published contract: the same seed gives the same bytes on every platform,
-//! backend and version.
+//! are a published contract: the same seed gives the same bytes on every platform
+//! and backend, and in every version until the next breaking release (the
+//! value-stability policy, in [`guide::streams`]).
 //!
 //! # Generators
 //!
@@ -91,11 +92,13 @@
 //!
 //! # Further reading
 //!
-//! In the repository: `README.md` (set-up and examples), `SECURITY.md` (the
+//! The guides are modules of these docs ([`guide`]): [`guide::security`] (the
 //! threat model: backtracking resistance, fork safety, zeroization, constant
-//! time), `docs/STREAMS.md` (the stream definitions), `docs/ERRORS.md` (bad input,
-//! errors and panics), `docs/NO_STD.md` (firmware), `docs/PERFORMANCE.md` and
-//! `docs/STATISTICS.md`.
+//! time), [`guide::streams`] (the stream definitions and the value-stability
+//! policy), [`guide::errors`] (bad input, errors and panics),
+//! [`guide::derivation`] and [`guide::parallel`] (`SeedTree` and saved states),
+//! [`guide::no_std`] (firmware), [`guide::wasm`], [`guide::clients`],
+//! [`guide::performance`], [`guide::statistics`] and [`guide::changelog`].
 
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -115,6 +118,8 @@ mod chacha;
 mod compat;
 #[cfg(feature = "sys_rng")]
 mod error;
+#[cfg(doc)]
+pub mod guide;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
@@ -144,8 +149,3 @@ pub use thread::{
 #[cfg(all(doctest, feature = "thread_rng"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-
-/// The code blocks of `docs/ERRORS.md`, run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../docs/ERRORS.md")]
-pub struct ErrorsDoctests;

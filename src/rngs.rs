@@ -89,7 +89,7 @@ macro_rules! generator_panics_doc {
          stream as many small ones. No counter can wrap or repeat: between refills \
          the whole state is the current key (or Keccak state) and a position inside \
          one refill buffer; the block counters restart inside every refill (see \
-         `docs/ERRORS.md` in the repository).\n\n\
+         [the errors guide](crate::guide::errors)).\n\n\
          Seeding: `from_seed`, `from_key` (any length, empty included), \
          `seed_from_u64` and `from_rng` never panic; `try_from_rng` returns the \
          source's error unchanged; `try_from_os_rng` returns the operating system's \

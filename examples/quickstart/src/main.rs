@@ -1,7 +1,7 @@
 //! The README's demo: seed each generator (from the OS and from a fixed seed),
 //! sample through `rand` 0.10, and measure throughput.
 //!
-//! `cargo run --release --example quickstart`
+//! `cargo run --release -p quickstart`
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
