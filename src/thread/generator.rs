@@ -75,6 +75,10 @@ const MIX_DOMAIN: u8 = 0x52;
 /// process get the same ones: [`SAME_OS_SEEDS`]).
 fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
+    if FAIL_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
+        return Err(OsError::new(getrandom::Error::UNSUPPORTED));
+    }
+    #[cfg(ratchet_rng_inspect)]
     if SAME_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
         seed.fill(0x5A);
         return Ok(());
@@ -89,10 +93,34 @@ fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
 pub(crate) static SAME_OS_SEEDS: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);
 
+/// Inspection builds: when set, every thread reseed fails as if the OS
+/// generator did (the OS fallback for reentrant calls is not affected).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) static FAIL_OS_SEEDS: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
 #[cfg(ratchet_rng_inspect)]
 std::thread_local! {
     /// Inspection builds: this thread's successful reseeds.
     pub(crate) static RESEEDS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// Inspection builds: this thread's successful reseeds by [`Mix`] (`None`,
+    /// `Lite`, `Full`).
+    pub(crate) static MIXES: core::cell::Cell<[u64; 3]> = const { core::cell::Cell::new([0; 3]) };
+}
+
+/// What a reseed mixes into the OS bytes (see [`Generator::reseed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mix {
+    /// Nothing: a scheduled reseed, or one `reseed()` asked for, with no new
+    /// generation nor fork since the last seeding.
+    None,
+    /// The clocks, the process id and the VMClock fields, no CPU source (a
+    /// few tens of nanoseconds): a thread's first use in a generation the
+    /// process has not seen move.
+    Lite,
+    /// Everything, the CPU random source (RDSEED/RDRAND/RNDR) included: any
+    /// seeding after a new generation or a fork, wherever it was seen.
+    Full,
 }
 
 /// The keys; only the engine's is used. Zeroed: unseeded.
@@ -118,24 +146,35 @@ impl Generator {
     }
 
     /// Reseeds from the operating system, in place. On failure the current key
-    /// stays as it was. With `mix` (a new generation: a VM restore, or
-    /// `reseed_all_threads()`), the seed is TurboSHAKE256 of the OS bytes and
-    /// of what differs between clones of one snapshot even when the OS
-    /// generator does not yet ([`generation::clone_material`]).
-    pub(crate) fn reseed(&mut self, mix: bool) -> Result<(), OsError> {
+    /// stays as it was. Unless `mix` is [`Mix::None`], the seed is
+    /// TurboSHAKE256 of the OS bytes and of what differs between clones of one
+    /// snapshot even when the OS generator does not yet
+    /// ([`generation::clone_material`], the sources `mix` names).
+    pub(crate) fn reseed(&mut self, mix: Mix) -> Result<(), OsError> {
         stack_used();
         let result = os_seed(&mut self.seed);
-        if result.is_ok() && mix {
+        if result.is_ok() && mix != Mix::None {
             let mut material = [0u8; generation::MATERIAL_BYTES];
-            let _ = generation::clone_material(&mut material);
+            let used = generation::clone_material(&mut material, mix == Mix::Full);
             let Ok(mut hash) = TurboShake256::new(MIX_DOMAIN) else {
                 unreachable!("0x52 is a valid domain byte")
             };
-            hash.absorb(b"ratchet-rng thread reseed, new generation");
+            // One rate block (135 bytes and the padding) for `Lite`: label, OS
+            // seed, the VMClock fields and the clocks; `Full` adds the CPU
+            // source's 32 bytes (fixed lengths: the two never collide).
+            hash.absorb(b"ratchet-rng mix");
             hash.absorb(&self.seed);
-            hash.absorb(&material);
+            hash.absorb(&material[..used]);
             material.zeroize();
             hash.finalize().squeeze(&mut self.seed);
+        }
+        #[cfg(ratchet_rng_inspect)]
+        if result.is_ok() {
+            let _ = MIXES.try_with(|counts| {
+                let mut c = counts.get();
+                c[mix as usize] += 1;
+                counts.set(c);
+            });
         }
         #[cfg(ratchet_rng_inspect)]
         if result.is_ok() {
