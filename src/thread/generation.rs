@@ -150,13 +150,13 @@ pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> 
 }
 
 /// Bytes of [`clone_material`]: the VMClock fields, the clocks, the CPU source.
-pub(crate) const MATERIAL_BYTES: usize = 48 + 40 + 32;
+pub(crate) const MATERIAL_BYTES: usize = 48 + 32 + 32;
 
 /// What differs between two clones of one snapshot even when the OS generator
 /// does not yet, in this order: the VMClock page's changing fields (disruption
 /// marker, counter and time pairs, generation counter; zeros where no page is
 /// watched), the clocks (realtime, monotonic, boot time, the CPU's cycle
-/// counter) and the process id, and, with `cpu`, 32 bytes from the CPU's
+/// counter), and, with `cpu`, 32 bytes from the CPU's
 /// random source (RDSEED, else RDRAND, on x86_64; RNDR on aarch64; detected at
 /// run time; left out where there is none or its output fails the sanity
 /// check). Mixed with the OS seed by a hash, so that it can only add entropy.
@@ -169,10 +169,10 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES], cpu: bool) -> usize
     }
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     let _ = device;
-    let (clocks, head) = rest.split_at_mut(40);
+    let (clocks, head) = rest.split_at_mut(32);
     hardware::clocks(clocks);
     if !cpu {
-        return 48 + 40;
+        return 48 + 32;
     }
     let mut bytes = [0u8; 32];
     let source = hardware::fill(&mut bytes);
@@ -181,7 +181,7 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES], cpu: bool) -> usize
     if source.is_some() {
         MATERIAL_BYTES
     } else {
-        48 + 40
+        48 + 32
     }
 }
 

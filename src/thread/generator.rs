@@ -12,9 +12,9 @@ use zeroize::Zeroize;
 use super::generation;
 use crate::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
-use crate::backend::{AesBackend, ChaChaBackend};
+use crate::backend::{AesBackend, ChaChaBackend, KeccakBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
-use crate::xof::TurboShake256;
+use crate::keccak;
 
 /// Which core runs, decided by the CPU (cached detection).
 enum Engine {
@@ -70,6 +70,34 @@ fn stack_used() {
 
 /// TurboSHAKE256's domain byte for [`Generator::reseed`]'s mixing.
 const MIX_DOMAIN: u8 = 0x52;
+
+/// TurboSHAKE256 of the concatenated `parts` with domain byte [`MIX_DOMAIN`],
+/// 32 bytes of output (RFC 9861), on this CPU's Keccak backend: the crate's
+/// `xof::TurboShake256` on the portable permutation costs several hundred
+/// nanoseconds, which a thread's first use cannot afford (`tests` below check
+/// the two agree). Byte by byte into the lanes: no branch or index depends on
+/// the data.
+fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
+    const RATE: usize = 136;
+    let backend = KeccakBackend::detect();
+    let mut state = [0u64; 25];
+    let mut at = 0;
+    for &byte in parts.iter().flat_map(|part| part.iter()) {
+        state[at / 8] ^= u64::from(byte) << (8 * (at % 8));
+        at += 1;
+        if at == RATE {
+            keccak::permute::<12>(backend, &mut state);
+            at = 0;
+        }
+    }
+    state[at / 8] ^= u64::from(MIX_DOMAIN) << (8 * (at % 8));
+    state[(RATE - 1) / 8] ^= 0x80 << (8 * ((RATE - 1) % 8));
+    keccak::permute::<12>(backend, &mut state);
+    for (chunk, lane) in out.chunks_exact_mut(8).zip(&state) {
+        chunk.copy_from_slice(&lane.to_le_bytes());
+    }
+    state.zeroize();
+}
 
 /// The OS generator's bytes for a reseed (the inspection builds can make every
 /// process get the same ones: [`SAME_OS_SEEDS`]).
@@ -156,17 +184,17 @@ impl Generator {
         if result.is_ok() && mix != Mix::None {
             let mut material = [0u8; generation::MATERIAL_BYTES];
             let used = generation::clone_material(&mut material, mix == Mix::Full);
-            let Ok(mut hash) = TurboShake256::new(MIX_DOMAIN) else {
-                unreachable!("0x52 is a valid domain byte")
-            };
-            // One rate block (135 bytes and the padding) for `Lite`: label, OS
-            // seed, the VMClock fields and the clocks; `Full` adds the CPU
-            // source's 32 bytes (fixed lengths: the two never collide).
-            hash.absorb(b"ratchet-rng mix");
-            hash.absorb(&self.seed);
-            hash.absorb(&material[..used]);
+            // One rate block for `Lite` (127 bytes: label, OS seed, the
+            // VMClock fields and the clocks); `Full` adds the CPU source's 32
+            // bytes (fixed lengths: the two never collide).
+            let os = self.seed;
+            mix_hash(
+                &[b"ratchet-rng mix", &os, &material[..used]],
+                &mut self.seed,
+            );
+            let mut os = os;
+            os.zeroize();
             material.zeroize();
-            hash.finalize().squeeze(&mut self.seed);
         }
         #[cfg(ratchet_rng_inspect)]
         if result.is_ok() {
@@ -241,5 +269,28 @@ impl Generator {
         self.aes_key.zeroize();
         self.chacha_key.zeroize();
         self.seed.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xof::TurboShake256;
+
+    /// `mix_hash` is TurboSHAKE256 (the crate's portable one) at the lengths
+    /// the mix uses and across the rate boundary.
+    #[test]
+    fn mix_hash_is_turboshake256() {
+        let data: std::vec::Vec<u8> = (0..400u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in [0, 1, 127, 134, 135, 136, 137, 159, 271, 272, 273, 400] {
+            let (a, b) = data[..len].split_at(len / 3);
+            let mut ours = [0u8; 32];
+            mix_hash(&[a, b], &mut ours);
+            let mut hash = TurboShake256::new(MIX_DOMAIN).unwrap();
+            hash.absorb(&data[..len]);
+            let mut theirs = [0u8; 32];
+            hash.finalize().squeeze(&mut theirs);
+            assert_eq!(ours, theirs, "length {len}");
+        }
     }
 }

@@ -160,9 +160,10 @@ fn cpu_fill(_: &mut [u8; 32]) -> Option<&'static str> {
     None
 }
 
-/// The clocks and the process id, 40 bytes: realtime, monotonic and boot-time
-/// nanoseconds (each 8 bytes, little-endian), the CPU's cycle counter where
-/// there is one, the process id.
+/// The clocks, 32 bytes: realtime, monotonic and boot-time nanoseconds (each 8
+/// bytes, little-endian) and the CPU's cycle counter where there is one. (Not
+/// the process id: clones of one snapshot share it, a forked child's OS bytes
+/// differ anyway, and `getpid` is a system call a first use cannot afford.)
 pub(super) fn clocks(out: &mut [u8]) {
     // Not under Miri, whose isolation has no clock, nor on
     // `wasm32-unknown-unknown`, where `SystemTime::now()` panics.
@@ -177,7 +178,6 @@ pub(super) fn clocks(out: &mut [u8]) {
         clock(Clock::Monotonic),
         clock(Clock::Boot),
         cycles(),
-        u64::from(crate::thread::fork::process_id()),
     ];
     for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
         chunk.copy_from_slice(&word.to_le_bytes());
