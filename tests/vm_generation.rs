@@ -509,6 +509,33 @@ mod inspected {
         Point::SlowAfterLive,
     ];
 
+    /// Set in the fresh process that runs the bump-anywhere cases.
+    const FRESH: &str = "RATCHET_RNG_VM_GENERATION_FRESH";
+
+    /// A command that runs this test binary again: under qemu-user through
+    /// the cargo runner that runs this one, else directly.
+    fn this_binary() -> std::process::Command {
+        let exe = std::env::current_exe().unwrap();
+        let under_qemu =
+            std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
+        let runner = std::env::vars()
+            .find(|(k, v)| {
+                k.starts_with("CARGO_TARGET_")
+                    && k.ends_with("_RUNNER")
+                    && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
+            })
+            .map(|(_, v)| v);
+        match runner {
+            Some(runner) if under_qemu => {
+                let mut words = runner.split_whitespace();
+                let mut command = std::process::Command::new(words.next().unwrap());
+                command.args(words).arg(exe);
+                command
+            }
+            _ => std::process::Command::new(exe),
+        }
+    }
+
     static BUMP_POINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     static BUMPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -633,6 +660,30 @@ mod inspected {
     #[test]
     fn clones_with_equal_os_seeds_differ_after_a_bump_anywhere() {
         let _serial = serial();
+        // A first use is mixed with the clocks only while the process's
+        // generation never moved, and the other tests here move it: the cases
+        // run in a fresh process (this binary again), where nothing bumps
+        // but the clones.
+        if std::env::var_os(FRESH).is_none() {
+            let output = this_binary()
+                .args([
+                    "inspected::clones_with_equal_os_seeds_differ_after_a_bump_anywhere",
+                    "--exact",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(FRESH, "1")
+                .output()
+                .expect("re-run this test binary");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            print!("{stdout}");
+            eprint!("{}", String::from_utf8_lossy(&output.stderr));
+            assert!(
+                output.status.success() && stdout.contains("1 passed"),
+                "the fresh process failed (above)"
+            );
+            return;
+        }
         let [(a, mixes), (b, _)] = two_clones(Case::Control);
         assert_eq!(
             a, b,

@@ -154,14 +154,14 @@ pub(crate) const MATERIAL_BYTES: usize = 48 + 32 + 32;
 
 /// What differs between two clones of one snapshot even when the OS generator
 /// does not yet, in this order: the VMClock page's changing fields (disruption
-/// marker, counter and time pairs, generation counter; zeros where no page is
-/// watched), the clocks (realtime, monotonic, boot time, the CPU's cycle
-/// counter), and, with `cpu`, 32 bytes from the CPU's
-/// random source (RDSEED, else RDRAND, on x86_64; RNDR on aarch64; detected at
-/// run time; left out where there is none or its output fails the sanity
-/// check). Mixed with the OS seed by a hash, so that it can only add entropy.
-/// Returns how many bytes of `out` were written (the rest stays zero).
-pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES], cpu: bool) -> usize {
+/// marker, flags, counter value, time, generation counter; zeros where no
+/// page is watched), the clocks (realtime, monotonic, boot time, the CPU's
+/// cycle counter), and 32 bytes from the CPU's random source (RDSEED, else
+/// RDRAND, on x86_64; RNDR on aarch64; detected at run time; left out where
+/// there is none or its output fails the sanity check). Mixed with the OS
+/// seed by a hash, so that it can only add entropy. Returns how many bytes of
+/// `out` were written (the rest stays zero).
+pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
     let (device, rest) = out.split_at_mut(48);
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     if let Some(word) = watched_word() {
@@ -171,9 +171,6 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES], cpu: bool) -> usize
     let _ = device;
     let (clocks, head) = rest.split_at_mut(32);
     hardware::clocks(clocks);
-    if !cpu {
-        return 48 + 32;
-    }
     let mut bytes = [0u8; 32];
     let source = hardware::fill(&mut bytes);
     head.copy_from_slice(&bytes);
@@ -183,6 +180,12 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES], cpu: bool) -> usize
     } else {
         48 + 32
     }
+}
+
+/// The CPU's cycle counter and the monotonic clock's nanoseconds (0 where one
+/// is missing): the two cheapest readings that differ between clones.
+pub(crate) fn cheap_clocks() -> [u64; 2] {
+    hardware::cheap_clocks()
 }
 
 /// The CPU random source [`clone_material`] uses on this machine, if any

@@ -99,6 +99,51 @@ fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
     state.zeroize();
 }
 
+/// A thread's first-use mix: the new key is the engine's cipher, keyed by the
+/// OS bytes `seed`, applied to the two cheapest clocks that tell clones apart
+/// (the CPU's cycle counter and the monotonic clock, in nanoseconds: 128
+/// bits). AES engine: the AES-256-CTR keystream from that counter, two
+/// blocks (a permutation under one key: two clones with equal OS bytes and
+/// different clocks get different keys; with good OS bytes the key is as
+/// random as AES output). ChaCha engine: the ChaCha20 block function with the
+/// clocks as its 32-bit counter and 96-bit nonce (the counter's top 32 bits
+/// folded in). Both only ever add the clocks to what the OS bytes give, in a
+/// few tens of nanoseconds, where one Keccak permutation costs several hundred.
+fn lite_mix(seed: &mut [u8; 32]) {
+    let [cycles, monotonic] = generation::cheap_clocks();
+    match engine() {
+        Engine::Aes(backend) => {
+            let key = *seed;
+            let mut blocks = [[0u8; 16]; 2];
+            aes::ctr_keystream(
+                backend,
+                &key,
+                u128::from(cycles) << 64 | u128::from(monotonic),
+                &mut blocks,
+            );
+            seed[..16].copy_from_slice(&blocks[0]);
+            seed[16..].copy_from_slice(&blocks[1]);
+            let mut key = key;
+            key.zeroize();
+            blocks.zeroize();
+        }
+        Engine::ChaCha(_) => {
+            let mut key = [0u32; 8];
+            for (word, bytes) in key.iter_mut().zip(seed.as_chunks::<4>().0) {
+                *word = u32::from_le_bytes(*bytes);
+            }
+            let counter = (monotonic ^ monotonic >> 32 ^ cycles >> 32) as u32;
+            let nonce = [cycles as u32, (cycles >> 32) as u32, monotonic as u32];
+            let mut out = chacha::soft::block::<20>(&key, counter, &nonce);
+            for (bytes, word) in seed.chunks_exact_mut(4).zip(&out) {
+                bytes.copy_from_slice(&word.to_le_bytes());
+            }
+            key.zeroize();
+            out.zeroize();
+        }
+    }
+}
+
 /// The OS generator's bytes for a reseed (the inspection builds can make every
 /// process get the same ones: [`SAME_OS_SEEDS`]).
 fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
@@ -142,9 +187,10 @@ pub(crate) enum Mix {
     /// Nothing: a scheduled reseed, or one `reseed()` asked for, with no new
     /// generation nor fork since the last seeding.
     None,
-    /// The clocks, the process id and the VMClock fields, no CPU source (a
-    /// few tens of nanoseconds): a thread's first use in a generation the
-    /// process has not seen move.
+    /// Two clocks only, through the engine's own cipher keyed by the OS bytes
+    /// ([`lite_mix`]: no hash, no CPU source; a hash permutation would cost
+    /// a thread's first use as much as `rand::rng()`'s whole first use): a
+    /// thread's first use in a generation the process has not seen move.
     Lite,
     /// Everything, the CPU random source (RDSEED/RDRAND/RNDR) included: any
     /// seeding after a new generation or a fork, wherever it was seen.
@@ -174,19 +220,20 @@ impl Generator {
     }
 
     /// Reseeds from the operating system, in place. On failure the current key
-    /// stays as it was. Unless `mix` is [`Mix::None`], the seed is
-    /// TurboSHAKE256 of the OS bytes and of what differs between clones of one
-    /// snapshot even when the OS generator does not yet
-    /// ([`generation::clone_material`], the sources `mix` names).
+    /// stays as it was. With [`Mix::Full`], the seed is TurboSHAKE256 of the
+    /// OS bytes and of what differs between clones of one snapshot even when
+    /// the OS generator does not yet ([`generation::clone_material`]); with
+    /// [`Mix::Lite`], the engine's cipher keyed by the OS bytes, applied to
+    /// two clocks ([`lite_mix`]).
     pub(crate) fn reseed(&mut self, mix: Mix) -> Result<(), OsError> {
         stack_used();
         let result = os_seed(&mut self.seed);
-        if result.is_ok() && mix != Mix::None {
+        if result.is_ok() && mix == Mix::Lite {
+            lite_mix(&mut self.seed);
+        }
+        if result.is_ok() && mix == Mix::Full {
             let mut material = [0u8; generation::MATERIAL_BYTES];
-            let used = generation::clone_material(&mut material, mix == Mix::Full);
-            // One rate block for `Lite` (127 bytes: label, OS seed, the
-            // VMClock fields and the clocks); `Full` adds the CPU source's 32
-            // bytes (fixed lengths: the two never collide).
+            let used = generation::clone_material(&mut material);
             let os = self.seed;
             mix_hash(
                 &[b"ratchet-rng mix", &os, &material[..used]],
