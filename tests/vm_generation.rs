@@ -759,7 +759,7 @@ mod inspected {
         })
         .join()
         .unwrap();
-        assert_eq!(result.1, true, "the bump did not happen");
+        assert!(result.1, "the bump did not happen");
         assert!(result.0, "the reseed after the bump should have failed");
         assert_eq!(result.2, [0; 64], "a failed try_fill left bytes in dst");
     }
