@@ -274,6 +274,32 @@ pub fn hardware_random_source() -> Option<&'static str> {
     crate::thread::generation::hardware_source()
 }
 
+/// Makes every thread reseed fail (from now on, in this process and its
+/// children) as if the OS generator failed, or succeed again.
+#[cfg(feature = "thread_rng")]
+pub fn fail_os_seeds(on: bool) {
+    crate::thread::generator::FAIL_OS_SEEDS.store(on, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// Makes the CPU random source (RDSEED/RDRAND/RNDR) "return" `words` from now
+/// on, in every thread (a stand-in for a broken one, such as the AMD parts
+/// whose RDRAND returns all ones with success), or its own output again with
+/// `None`. Where the CPU has no source, the injected words are used as one
+/// named `"injected"`.
+#[cfg(feature = "thread_rng")]
+pub fn inject_cpu_random(words: Option<[u64; 4]>) {
+    crate::thread::generation::inject_cpu_random(words);
+}
+
+/// This thread's successful (re)seedings by what they mixed into the OS
+/// bytes: `[nothing, clocks and VMClock fields, everything (CPU source too)]`.
+#[cfg(feature = "thread_rng")]
+pub fn thread_mixes() -> [u64; 3] {
+    crate::thread::generator::MIXES
+        .try_with(core::cell::Cell::get)
+        .unwrap_or([0; 3])
+}
+
 /// How many times this thread's generator has been (re)seeded successfully.
 #[cfg(feature = "thread_rng")]
 pub fn thread_reseeds() -> u64 {

@@ -269,10 +269,13 @@ impl TryCryptoRng for ThreadRng {}
 /// `SECURITY.md`, "VM snapshots", for what is guaranteed with and without it).
 ///
 /// It returns at once: each thread reseeds at its next call, on every thread,
-/// including threads blocked when it was called, and including a call it
-/// interrupted (from a signal handler). The reseed mixes the OS generator's
-/// bytes with the CPU's random source (RDSEED/RDRAND, RNDR) and the clocks, so
-/// that two clones differ even if the guest kernel has not reseeded yet.
+/// including threads blocked when it was called. A call it interrupted (from a
+/// signal handler) serves nothing it took before, unless the call had already
+/// passed its last check (it then returns the value it drew before, as a value
+/// the program already held would be). The reseed mixes the OS generator's
+/// bytes with the CPU's random source (RDSEED/RDRAND, RNDR), the VMClock
+/// fields and the clocks, so that two clones differ even if the guest kernel
+/// has not reseeded yet.
 ///
 /// **Async-signal-safe**: one atomic add; it may be called from a signal
 /// handler, and on any thread. It never fails and never blocks.

@@ -32,7 +32,10 @@
 //!
 //! A fifth kind, `ReseedAll`, calls `reseed_all_threads()` and then draws: the
 //! interrupted call must then serve nothing it took before (the generation
-//! check, issue 19), and the counts above must hold.
+//! check, issue 19), and the counts above must hold. At its first fire the
+//! handler also snapshots the worker's whole buffer; no value drawn after that
+//! may be found in it (`stale_served`, issue 26: a fast path that ignored the
+//! generation would go on serving it, which no repeat count sees).
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 use std::process::Command;
@@ -201,6 +204,7 @@ fn check_point(point: &str) {
         for spare in SPARES {
             let o = run(&format!("{point}:{kind:?}:{spare}"));
             let counts = [
+                ("stale_served", o.get("stale_served")),
                 ("repeats", o.get("repeats")),
                 ("zeros", o.get("zeros")),
                 ("child_shared", o.get("child_shared")),
@@ -430,6 +434,7 @@ mod scenario {
         if Point::ALL.get(target) != Some(&point)
             || this_thread() != TARGET_THREAD.load(Ordering::Relaxed)
             || FORKING.load(Ordering::Relaxed)
+            || QUIET.load(Ordering::Relaxed)
             || IN_CHILD.load(Ordering::Relaxed)
             || FIRES.fetch_add(1, Ordering::Relaxed) >= MAX_FIRES
         {
@@ -451,6 +456,7 @@ mod scenario {
                 VALUES.push(ratchet_rng::u64());
             }
             Kind::ReseedAll => {
+                snapshot_buffer();
                 ratchet_rng::reseed_all_threads();
                 VALUES.push(ratchet_rng::u64());
             }
@@ -477,6 +483,56 @@ mod scenario {
             }
         }
         set_errno(saved);
+    }
+
+    /// The worker's buffer (its address, found before the hook may fire), and
+    /// a copy of it taken by the first `ReseedAll` handler, with the number of
+    /// values drawn before that copy.
+    static BUFFER_AT: AtomicUsize = AtomicUsize::new(0);
+    static SNAPSHOT: [AtomicU8; SNAPSHOT_BYTES] = [const { AtomicU8::new(0) }; SNAPSHOT_BYTES];
+    static SNAPSHOT_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
+    /// The thread state's buffer: two AES pools' output (4064 bytes each).
+    const SNAPSHOT_BYTES: usize = 2 * 4064;
+    /// Set while the worker asks where its buffer is: the hook stays quiet.
+    static QUIET: AtomicBool = AtomicBool::new(false);
+
+    /// In the first `ReseedAll` handler on the worker: copies the worker's
+    /// buffer (the unread bytes, zeros elsewhere) before the bump. No
+    /// allocation.
+    fn snapshot_buffer() {
+        let at = BUFFER_AT.load(Ordering::Relaxed);
+        if at == 0 || SNAPSHOT_FROM.load(Ordering::Relaxed) != usize::MAX {
+            return;
+        }
+        for (i, byte) in SNAPSHOT.iter().enumerate() {
+            // SAFETY: the worker's state buffer (its page lives while the
+            // worker runs; the handler runs on the worker), read only.
+            byte.store(
+                unsafe { ((at + i) as *const u8).read_volatile() },
+                Ordering::Relaxed,
+            );
+        }
+        SNAPSHOT_FROM.store(VALUES.len(), Ordering::Relaxed);
+    }
+
+    /// Values drawn after the snapshot that it holds (at any byte offset):
+    /// bytes buffered before the bump, served after it.
+    fn stale_served() -> usize {
+        let from = SNAPSHOT_FROM.load(Ordering::Relaxed);
+        if from == usize::MAX {
+            return 0;
+        }
+        let bytes: Vec<u8> = SNAPSHOT.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+        let windows: std::collections::HashSet<[u8; 8]> = bytes
+            .windows(8)
+            .map(|w| <[u8; 8]>::try_from(w).unwrap())
+            .filter(|w| *w != [0; 8])
+            .collect();
+        VALUES
+            .get(from)
+            .iter()
+            .filter(|v| windows.contains(&v.to_le_bytes()))
+            .count()
     }
 
     /// In a child: draws, sends one frame `[count, fires, values...]` through the
@@ -559,6 +615,11 @@ mod scenario {
         LATE_CALLS.with(|_| ());
         TARGET_THREAD.store(this_thread(), Ordering::Relaxed);
         step(&[ratchet_rng::u64()]);
+        // Where the buffer is (a call on this thread: the hook is kept quiet).
+        QUIET.store(true, Ordering::Relaxed);
+        let pages = __inspect::thread_state_pages().expect("state");
+        QUIET.store(false, Ordering::Relaxed);
+        BUFFER_AT.store(pages.unread.0, Ordering::Relaxed);
         for _ in 0..3 {
             step(&[ratchet_rng::u64()]);
         }
@@ -759,12 +820,13 @@ mod scenario {
         println!(
             "INJECTION-RESULT fired={} values={} repeats={} zeros={} children={children} \
              failed_children={failed} child_values={} child_shared={child_shared} leaked={leaked} \
-             unwiped={unwiped} protection={}",
+             unwiped={unwiped} stale_served={} protection={}",
             FIRES.load(Ordering::Relaxed).min(MAX_FIRES) + child_fires,
             parent.len(),
             repeats + shared_page,
             zeros + child_zeros,
             child_values.len(),
+            stale_served(),
             __inspect::protection().unwrap_or("undecided"),
         );
     }

@@ -30,7 +30,7 @@ mod inspected {
     use std::sync::{Arc, Barrier, Mutex};
 
     use rand::Rng;
-    use ratchet_rng::__inspect;
+    use ratchet_rng::__inspect::{self, Point};
 
     use super::pipes::{pipe, read_exact, write_all};
 
@@ -410,13 +410,19 @@ mod inspected {
             let pid = unsafe { libc::fork() };
             assert!(pid >= 0, "fork failed");
             if pid == 0 {
+                // A fork child's first call is mixed (its page was wiped); a
+                // forced reseed after it is not: from here the clones hold
+                // equal keys.
+                let _ = ratchet_rng::u64();
+                let reseeded = ratchet_rng::rng().reseed().is_ok();
                 let mut before = [0u8; 32];
                 let mut after = [0u8; 32];
                 for chunk in before.chunks_exact_mut(8) {
                     chunk.copy_from_slice(&ratchet_rng::u64().to_le_bytes());
                 }
                 let mut go = [0u8; 1];
-                let ok = write_all(to_parent, &before)
+                let ok = reseeded
+                    && write_all(to_parent, &before)
                     // SAFETY: reads one byte into `go`.
                     && unsafe { libc::read(from_parent, go.as_mut_ptr().cast(), 1) } == 1;
                 if ok && trigger == Trigger::Explicit {
@@ -457,7 +463,7 @@ mod inspected {
         }
         assert_eq!(
             before[0], before[1],
-            "control: clones seeded from equal OS bytes (unmixed) should agree"
+            "control: clones reseeded from equal OS bytes (unmixed) should agree"
         );
         assert_ne!(
             after[0], after[1],
@@ -467,6 +473,330 @@ mod inspected {
             "clones differ after {trigger:?}; CPU random source mixed in: {}",
             __inspect::hardware_random_source().unwrap_or("none (clocks and VMClock fields only)")
         );
+    }
+
+    // --- a new generation seen anywhere in a call, or at a first use ------------
+
+    /// What a clone does before drawing (see [`clone_draws`]).
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Case {
+        /// Control: a forced reseed (unmixed), then draws: clones agree.
+        Control,
+        /// A forced reseed, then a bump (`reseed_all_threads()`) at this point
+        /// of the next call (a slow path: the buffer is empty).
+        Bump(Point),
+        /// A new thread whose first call is bumped at this point.
+        FirstUseBump(Point),
+        /// A bump, then a new thread's first call.
+        FirstUseAfterBump,
+        /// A new thread's first call, no bump.
+        FirstUse,
+        /// The fork child's own first call (its page was wiped).
+        ForkChild,
+    }
+
+    /// The slow path's points, in order; `PageMapped` and `PagePublished` are
+    /// passed at a first use only.
+    const SLOW_POINTS: [Point; 9] = [
+        Point::SlowSlotRead,
+        Point::SlowMarked,
+        Point::SlowPageRead,
+        Point::PageMapped,
+        Point::PagePublished,
+        Point::SlowGenerationRead,
+        Point::SlowServed,
+        Point::SlowBeforeLive,
+        Point::SlowAfterLive,
+    ];
+
+    /// Set in the fresh process that runs the bump-anywhere cases.
+    const FRESH: &str = "RATCHET_RNG_VM_GENERATION_FRESH";
+
+    /// A command that runs this test binary again: under qemu-user through
+    /// the cargo runner that runs this one, else directly.
+    fn this_binary() -> std::process::Command {
+        let exe = std::env::current_exe().unwrap();
+        let under_qemu =
+            std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
+        let runner = std::env::vars()
+            .find(|(k, v)| {
+                k.starts_with("CARGO_TARGET_")
+                    && k.ends_with("_RUNNER")
+                    && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
+            })
+            .map(|(_, v)| v);
+        match runner {
+            Some(runner) if under_qemu => {
+                let mut words = runner.split_whitespace();
+                let mut command = std::process::Command::new(words.next().unwrap());
+                command.args(words).arg(exe);
+                command
+            }
+            _ => std::process::Command::new(exe),
+        }
+    }
+
+    static BUMP_POINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static BUMPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// The injection hook of a clone: one bump, at the first pass through
+    /// `BUMP_POINT` (an index in `Point::ALL`).
+    fn bump_once(point: Point) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if Point::ALL.get(BUMP_POINT.load(SeqCst)) == Some(&point) && !BUMPED.swap(true, SeqCst) {
+            ratchet_rng::reseed_all_threads();
+        }
+    }
+
+    /// In a clone (a fork child): what `case` says, then 4 draws on the thread
+    /// it names, and that thread's seedings during the draws by mix
+    /// (`__inspect::thread_mixes`); `None` if a step failed (a bump that
+    /// never happened).
+    fn clone_draws(case: Case) -> Option<([u64; 4], [u64; 3])> {
+        use std::sync::atomic::Ordering::SeqCst;
+        fn four() -> ([u64; 4], [u64; 3]) {
+            let before = __inspect::thread_mixes();
+            let values = [0; 4].map(|_| ratchet_rng::u64());
+            let after = __inspect::thread_mixes();
+            (values, [0, 1, 2].map(|i| after[i] - before[i]))
+        }
+        let point = match case {
+            Case::Bump(point) | Case::FirstUseBump(point) => Some(point),
+            _ => None,
+        };
+        if let Some(point) = point {
+            BUMP_POINT.store(Point::ALL.iter().position(|p| *p == point)?, SeqCst);
+        }
+        let on_new_thread = |hook: bool| {
+            std::thread::spawn(move || {
+                if hook {
+                    __inspect::set_injection_hook(Some(bump_once));
+                }
+                four()
+            })
+            .join()
+            .ok()
+        };
+        let drawn = match case {
+            Case::Control => {
+                // The fork child's first call (mixed), then a forced reseed
+                // (not mixed): equal keys in both clones.
+                let _ = ratchet_rng::u64();
+                ratchet_rng::rng().reseed().ok()?;
+                four()
+            }
+            Case::Bump(_) => {
+                let _ = ratchet_rng::u64();
+                ratchet_rng::rng().reseed().ok()?;
+                __inspect::set_injection_hook(Some(bump_once));
+                four()
+            }
+            Case::FirstUseBump(_) => on_new_thread(true)?,
+            Case::FirstUseAfterBump => {
+                ratchet_rng::reseed_all_threads();
+                on_new_thread(false)?
+            }
+            Case::FirstUse => on_new_thread(false)?,
+            Case::ForkChild => four(),
+        };
+        __inspect::set_injection_hook(None);
+        (point.is_none() || BUMPED.load(SeqCst)).then_some(drawn)
+    }
+
+    /// Two clones (fork children, the OS generator giving both the same bytes)
+    /// run `case`: their draws, and each one's seedings by mix.
+    fn two_clones(case: Case) -> [([u64; 4], [u64; 3]); 2] {
+        let _ = ratchet_rng::u64();
+        __inspect::same_os_seeds(true);
+        let mut out = [([0u64; 4], [0u64; 3]); 2];
+        for (values, mixes) in &mut out {
+            let (from_child, to_parent) = pipe();
+            // SAFETY: the child draws, may start a thread (glibc's `fork`
+            // leaves the allocator usable), writes to a pipe and `_exit`s.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                let ok = clone_draws(case).is_some_and(|(values, mixes)| {
+                    let bytes: Vec<u8> = values
+                        .iter()
+                        .chain(&mixes)
+                        .flat_map(|v| v.to_le_bytes())
+                        .collect();
+                    write_all(to_parent, &bytes)
+                });
+                // SAFETY: ends the child at once.
+                unsafe { libc::_exit(if ok { 0 } else { 2 }) };
+            }
+            let mut bytes = [0u8; 56];
+            read_exact(from_child, &mut bytes);
+            let mut words = bytes
+                .chunks_exact(8)
+                .map(|chunk| u64::from_le_bytes(chunk.try_into().unwrap()));
+            values.iter_mut().for_each(|v| *v = words.next().unwrap());
+            mixes.iter_mut().for_each(|v| *v = words.next().unwrap());
+            let mut status = 0;
+            // SAFETY: our child; `status` is a valid out-pointer.
+            assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                "{case:?}: the clone failed (a bump that never happened?)"
+            );
+            // SAFETY: our descriptor, closed once.
+            unsafe { libc::close(from_child) };
+        }
+        __inspect::same_os_seeds(false);
+        out
+    }
+
+    /// Issue 26: every seeding after a new generation is mixed, wherever the
+    /// bump lands in a slow-path call (before it reads the generation, after
+    /// it served, after its re-check), at a thread's first use, before one,
+    /// and in a fork child; a first use is mixed (clocks) even without one.
+    /// Two clones whose OS generator gives equal bytes must then draw
+    /// different values: all four, or, for a bump after the re-check
+    /// (`SlowAfterLive`), the three after the interrupted call (which returns
+    /// what it drew before, as a value the program already held). The
+    /// control (a forced, unmixed reseed) shows the clones agree without a mix.
+    #[test]
+    fn clones_with_equal_os_seeds_differ_after_a_bump_anywhere() {
+        let _serial = serial();
+        // A first use is mixed with the clocks only while the process's
+        // generation never moved, and the other tests here move it: the cases
+        // run in a fresh process (this binary again), where nothing bumps
+        // but the clones.
+        if std::env::var_os(FRESH).is_none() {
+            let output = this_binary()
+                .args([
+                    "inspected::clones_with_equal_os_seeds_differ_after_a_bump_anywhere",
+                    "--exact",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(FRESH, "1")
+                .output()
+                .expect("re-run this test binary");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            print!("{stdout}");
+            eprint!("{}", String::from_utf8_lossy(&output.stderr));
+            assert!(
+                output.status.success() && stdout.contains("1 passed"),
+                "the fresh process failed (above)"
+            );
+            return;
+        }
+        let [(a, mixes), (b, _)] = two_clones(Case::Control);
+        assert_eq!(
+            a, b,
+            "control: clones reseeded from equal OS bytes should agree"
+        );
+        assert_eq!(mixes, [0; 3], "control: no seeding while drawing");
+        let mut cases = vec![Case::FirstUse, Case::FirstUseAfterBump, Case::ForkChild];
+        for point in SLOW_POINTS {
+            if !matches!(point, Point::PageMapped | Point::PagePublished) {
+                cases.push(Case::Bump(point));
+            }
+            cases.push(Case::FirstUseBump(point));
+        }
+        let mut failures = Vec::new();
+        for case in cases {
+            let [(a, mixes_a), (b, mixes_b)] = two_clones(case);
+            let from = match case {
+                Case::Bump(Point::SlowAfterLive) => 1,
+                _ => 0,
+            };
+            let equal = (from..4).filter(|&i| a[i] == b[i]).count();
+            println!(
+                "{case:?}: {equal} of {} draws equal in the two clones; seedings by mix \
+                 [none, lite, full]: {mixes_a:?} {mixes_b:?}",
+                4 - from
+            );
+            if equal != 0 {
+                failures.push(format!("{case:?}: {equal} equal draws"));
+            }
+            // What each seeding mixed in: the clocks alone at a first use in
+            // an unmoved generation, everything after a bump or a fork.
+            let expected_full = case != Case::FirstUse;
+            for mixes in [mixes_a, mixes_b] {
+                let ok = if expected_full {
+                    mixes[2] >= 1 && mixes[0] == 0
+                } else {
+                    mixes == [0, 1, 0]
+                };
+                if !ok {
+                    failures.push(format!("{case:?}: seedings by mix {mixes:?}"));
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "unmixed seedings: {}",
+            failures.join("; ")
+        );
+    }
+
+    /// Issue 26: `try_fill` that fails after a first pass moved bytes into
+    /// `dst` (a bump at `SlowBeforeLive`, then the reseed fails) hands back
+    /// zeros, not the forgotten state's bytes.
+    #[test]
+    fn try_fill_failing_after_a_bump_leaves_zeros() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _serial = serial();
+        fn bump_and_fail(point: Point) {
+            if point == Point::SlowBeforeLive && !BUMPED.swap(true, SeqCst) {
+                ratchet_rng::reseed_all_threads();
+                __inspect::fail_os_seeds(true);
+            }
+        }
+        let result = std::thread::spawn(|| {
+            ratchet_rng::rng().reseed().unwrap();
+            BUMPED.store(false, SeqCst);
+            __inspect::set_injection_hook(Some(bump_and_fail));
+            let mut dst = [0u8; 64];
+            let result = ratchet_rng::try_fill(&mut dst);
+            __inspect::set_injection_hook(None);
+            __inspect::fail_os_seeds(false);
+            (result.is_err(), BUMPED.load(SeqCst), dst)
+        })
+        .join()
+        .unwrap();
+        assert!(result.1, "the bump did not happen");
+        assert!(result.0, "the reseed after the bump should have failed");
+        assert_eq!(result.2, [0; 64], "a failed try_fill left bytes in dst");
+    }
+
+    /// Issue 26: a CPU random source that returns all ones (some AMD parts'
+    /// RDRAND, with success) or a repeated word is not used.
+    #[test]
+    fn implausible_cpu_random_output_is_no_source() {
+        let _serial = serial();
+        let real = __inspect::hardware_random_source();
+        let cases = [
+            ("all ones", [u64::MAX; 4]),
+            ("all zeros", [0; 4]),
+            ("a repeated word", [1, 2, 3, 2]),
+            ("one word all ones", [1, 2, u64::MAX, 4]),
+        ];
+        for (what, words) in cases {
+            __inspect::inject_cpu_random(Some(words));
+            let source = __inspect::hardware_random_source();
+            __inspect::inject_cpu_random(None);
+            assert_eq!(source, None, "{what}: used as a CPU source");
+        }
+        __inspect::inject_cpu_random(Some([
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+            0x0f1e_2d3c_4b5a_6978,
+            0x8796_a5b4_c3d2_e1f0,
+        ]));
+        let source = __inspect::hardware_random_source();
+        __inspect::inject_cpu_random(None);
+        assert_eq!(
+            source,
+            Some(real.unwrap_or("injected")),
+            "plausible words rejected"
+        );
+        assert_eq!(__inspect::hardware_random_source(), real);
+        println!("CPU random source here: {}", real.unwrap_or("none"));
     }
 
     #[test]

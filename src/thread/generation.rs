@@ -149,35 +149,54 @@ pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> 
     Ok(())
 }
 
-/// Bytes of [`clone_material`].
-pub(crate) const MATERIAL_BYTES: usize = 32 + 48 + 40;
+/// Bytes of [`clone_material`]: the VMClock fields, the clocks, the CPU source.
+pub(crate) const MATERIAL_BYTES: usize = 48 + 32 + 32;
 
 /// What differs between two clones of one snapshot even when the OS generator
-/// does not yet: 32 bytes from the CPU's random source (RDSEED, else RDRAND, on
-/// x86_64; RNDR on aarch64; detected at run time; zeros where there is none),
-/// the VMClock page's changing fields (disruption marker, counter and time
-/// pairs, generation counter, sequence), and the clocks (realtime, monotonic,
-/// boot time, the CPU's cycle counter). Mixed with the OS seed by a hash, so
-/// that it can only add entropy. Returns the CPU source used, if any.
-pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> Option<&'static str> {
-    let mut cpu = [0u8; 32];
-    let source = hardware::fill(&mut cpu);
-    let (head, rest) = out.split_at_mut(32);
-    head.copy_from_slice(&cpu);
-    zeroize::Zeroize::zeroize(&mut cpu);
-    let (device, clocks) = rest.split_at_mut(48);
+/// does not yet, in this order: the VMClock page's changing fields (disruption
+/// marker, flags, counter value, time, generation counter; zeros where no
+/// page is watched), the clocks (realtime, monotonic, boot time, the CPU's
+/// cycle counter), and 32 bytes from the CPU's random source (RDSEED, else
+/// RDRAND, on x86_64; RNDR on aarch64; detected at run time; left out where
+/// there is none or its output fails the sanity check). Mixed with the OS
+/// seed by a hash, so that it can only add entropy. Returns how many bytes of
+/// `out` were written (the rest stays zero).
+pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
+    let (device, rest) = out.split_at_mut(48);
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     if let Some(word) = watched_word() {
         vmclock::material(word, device);
     }
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     let _ = device;
+    let (clocks, head) = rest.split_at_mut(32);
     hardware::clocks(clocks);
-    source
+    let mut bytes = [0u8; 32];
+    let source = hardware::fill(&mut bytes);
+    head.copy_from_slice(&bytes);
+    zeroize::Zeroize::zeroize(&mut bytes);
+    if source.is_some() {
+        MATERIAL_BYTES
+    } else {
+        48 + 32
+    }
 }
 
-/// The CPU random source [`clone_material`] uses on this machine, if any.
+/// The CPU's cycle counter and the monotonic clock's nanoseconds (0 where one
+/// is missing): the two cheapest readings that differ between clones.
+pub(crate) fn cheap_clocks() -> [u64; 2] {
+    hardware::cheap_clocks()
+}
+
+/// The CPU random source [`clone_material`] uses on this machine, if any
+/// (`None` too when its output fails the sanity check).
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn hardware_source() -> Option<&'static str> {
     hardware::fill(&mut [0; 32])
+}
+
+/// Makes the CPU source "return" `words` (`None`: its own output again).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn inject_cpu_random(words: Option<[u64; 4]>) {
+    hardware::inject(words);
 }

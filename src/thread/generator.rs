@@ -12,9 +12,9 @@ use zeroize::Zeroize;
 use super::generation;
 use crate::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
-use crate::backend::{AesBackend, ChaChaBackend};
+use crate::backend::{AesBackend, ChaChaBackend, KeccakBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
-use crate::xof::TurboShake256;
+use crate::keccak;
 
 /// Which core runs, decided by the CPU (cached detection).
 enum Engine {
@@ -71,9 +71,86 @@ fn stack_used() {
 /// TurboSHAKE256's domain byte for [`Generator::reseed`]'s mixing.
 const MIX_DOMAIN: u8 = 0x52;
 
+/// TurboSHAKE256 of the concatenated `parts` with domain byte [`MIX_DOMAIN`],
+/// 32 bytes of output (RFC 9861), on this CPU's Keccak backend: the crate's
+/// `xof::TurboShake256` on the portable permutation costs several hundred
+/// nanoseconds, which a thread's first use cannot afford (`tests` below check
+/// the two agree). Byte by byte into the lanes: no branch or index depends on
+/// the data.
+fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
+    const RATE: usize = 136;
+    let backend = KeccakBackend::detect();
+    let mut state = [0u64; 25];
+    let mut at = 0;
+    for &byte in parts.iter().flat_map(|part| part.iter()) {
+        state[at / 8] ^= u64::from(byte) << (8 * (at % 8));
+        at += 1;
+        if at == RATE {
+            keccak::permute::<12>(backend, &mut state);
+            at = 0;
+        }
+    }
+    state[at / 8] ^= u64::from(MIX_DOMAIN) << (8 * (at % 8));
+    state[(RATE - 1) / 8] ^= 0x80 << (8 * ((RATE - 1) % 8));
+    keccak::permute::<12>(backend, &mut state);
+    for (chunk, lane) in out.chunks_exact_mut(8).zip(&state) {
+        chunk.copy_from_slice(&lane.to_le_bytes());
+    }
+    state.zeroize();
+}
+
+/// A thread's first-use mix: the new key is the engine's cipher, keyed by the
+/// OS bytes `seed`, applied to the two cheapest clocks that tell clones apart
+/// (the CPU's cycle counter and the monotonic clock, in nanoseconds: 128
+/// bits). AES engine: the AES-256-CTR keystream from that counter, two
+/// blocks (a permutation under one key: two clones with equal OS bytes and
+/// different clocks get different keys; with good OS bytes the key is as
+/// random as AES output). ChaCha engine: the ChaCha20 block function with the
+/// clocks as its 32-bit counter and 96-bit nonce (the counter's top 32 bits
+/// folded in). Both only ever add the clocks to what the OS bytes give, in a
+/// few tens of nanoseconds, where one Keccak permutation costs several hundred.
+fn lite_mix(seed: &mut [u8; 32]) {
+    let [cycles, monotonic] = generation::cheap_clocks();
+    match engine() {
+        Engine::Aes(backend) => {
+            let key = *seed;
+            let mut blocks = [[0u8; 16]; 2];
+            aes::ctr_keystream(
+                backend,
+                &key,
+                u128::from(cycles) << 64 | u128::from(monotonic),
+                &mut blocks,
+            );
+            seed[..16].copy_from_slice(&blocks[0]);
+            seed[16..].copy_from_slice(&blocks[1]);
+            let mut key = key;
+            key.zeroize();
+            blocks.zeroize();
+        }
+        Engine::ChaCha(_) => {
+            let mut key = [0u32; 8];
+            for (word, bytes) in key.iter_mut().zip(seed.as_chunks::<4>().0) {
+                *word = u32::from_le_bytes(*bytes);
+            }
+            let counter = (monotonic ^ monotonic >> 32 ^ cycles >> 32) as u32;
+            let nonce = [cycles as u32, (cycles >> 32) as u32, monotonic as u32];
+            let mut out = chacha::soft::block::<20>(&key, counter, &nonce);
+            for (bytes, word) in seed.chunks_exact_mut(4).zip(&out) {
+                bytes.copy_from_slice(&word.to_le_bytes());
+            }
+            key.zeroize();
+            out.zeroize();
+        }
+    }
+}
+
 /// The OS generator's bytes for a reseed (the inspection builds can make every
 /// process get the same ones: [`SAME_OS_SEEDS`]).
 fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
+    #[cfg(ratchet_rng_inspect)]
+    if FAIL_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
+        return Err(OsError::new(getrandom::Error::UNSUPPORTED));
+    }
     #[cfg(ratchet_rng_inspect)]
     if SAME_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
         seed.fill(0x5A);
@@ -89,10 +166,35 @@ fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
 pub(crate) static SAME_OS_SEEDS: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);
 
+/// Inspection builds: when set, every thread reseed fails as if the OS
+/// generator did (the OS fallback for reentrant calls is not affected).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) static FAIL_OS_SEEDS: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
 #[cfg(ratchet_rng_inspect)]
 std::thread_local! {
     /// Inspection builds: this thread's successful reseeds.
     pub(crate) static RESEEDS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// Inspection builds: this thread's successful reseeds by [`Mix`] (`None`,
+    /// `Lite`, `Full`).
+    pub(crate) static MIXES: core::cell::Cell<[u64; 3]> = const { core::cell::Cell::new([0; 3]) };
+}
+
+/// What a reseed mixes into the OS bytes (see [`Generator::reseed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mix {
+    /// Nothing: a scheduled reseed, or one `reseed()` asked for, with no new
+    /// generation nor fork since the last seeding.
+    None,
+    /// Two clocks only, through the engine's own cipher keyed by the OS bytes
+    /// ([`lite_mix`]: no hash, no CPU source; a hash permutation would cost
+    /// a thread's first use as much as `rand::rng()`'s whole first use): a
+    /// thread's first use in a generation the process has not seen move.
+    Lite,
+    /// Everything, the CPU random source (RDSEED/RDRAND/RNDR) included: any
+    /// seeding after a new generation or a fork, wherever it was seen.
+    Full,
 }
 
 /// The keys; only the engine's is used. Zeroed: unseeded.
@@ -118,24 +220,36 @@ impl Generator {
     }
 
     /// Reseeds from the operating system, in place. On failure the current key
-    /// stays as it was. With `mix` (a new generation: a VM restore, or
-    /// `reseed_all_threads()`), the seed is TurboSHAKE256 of the OS bytes and
-    /// of what differs between clones of one snapshot even when the OS
-    /// generator does not yet ([`generation::clone_material`]).
-    pub(crate) fn reseed(&mut self, mix: bool) -> Result<(), OsError> {
+    /// stays as it was. With [`Mix::Full`], the seed is TurboSHAKE256 of the
+    /// OS bytes and of what differs between clones of one snapshot even when
+    /// the OS generator does not yet ([`generation::clone_material`]); with
+    /// [`Mix::Lite`], the engine's cipher keyed by the OS bytes, applied to
+    /// two clocks ([`lite_mix`]).
+    pub(crate) fn reseed(&mut self, mix: Mix) -> Result<(), OsError> {
         stack_used();
         let result = os_seed(&mut self.seed);
-        if result.is_ok() && mix {
+        if result.is_ok() && mix == Mix::Lite {
+            lite_mix(&mut self.seed);
+        }
+        if result.is_ok() && mix == Mix::Full {
             let mut material = [0u8; generation::MATERIAL_BYTES];
-            let _ = generation::clone_material(&mut material);
-            let Ok(mut hash) = TurboShake256::new(MIX_DOMAIN) else {
-                unreachable!("0x52 is a valid domain byte")
-            };
-            hash.absorb(b"ratchet-rng thread reseed, new generation");
-            hash.absorb(&self.seed);
-            hash.absorb(&material);
+            let used = generation::clone_material(&mut material);
+            let os = self.seed;
+            mix_hash(
+                &[b"ratchet-rng mix", &os, &material[..used]],
+                &mut self.seed,
+            );
+            let mut os = os;
+            os.zeroize();
             material.zeroize();
-            hash.finalize().squeeze(&mut self.seed);
+        }
+        #[cfg(ratchet_rng_inspect)]
+        if result.is_ok() {
+            let _ = MIXES.try_with(|counts| {
+                let mut c = counts.get();
+                c[mix as usize] += 1;
+                counts.set(c);
+            });
         }
         #[cfg(ratchet_rng_inspect)]
         if result.is_ok() {
@@ -202,5 +316,28 @@ impl Generator {
         self.aes_key.zeroize();
         self.chacha_key.zeroize();
         self.seed.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xof::TurboShake256;
+
+    /// `mix_hash` is TurboSHAKE256 (the crate's portable one) at the lengths
+    /// the mix uses and across the rate boundary.
+    #[test]
+    fn mix_hash_is_turboshake256() {
+        let data: std::vec::Vec<u8> = (0..400u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in [0, 1, 127, 134, 135, 136, 137, 159, 271, 272, 273, 400] {
+            let (a, b) = data[..len].split_at(len / 3);
+            let mut ours = [0u8; 32];
+            mix_hash(&[a, b], &mut ours);
+            let mut hash = TurboShake256::new(MIX_DOMAIN).unwrap();
+            hash.absorb(&data[..len]);
+            let mut theirs = [0u8; 32];
+            hash.finalize().squeeze(&mut theirs);
+            assert_eq!(ours, theirs, "length {len}");
+        }
     }
 }

@@ -7,7 +7,7 @@
 use zeroize::Zeroize;
 
 use super::fork;
-use super::generator::Generator;
+use super::generator::{Generator, Mix};
 use crate::OsError;
 use crate::aes::POOL_OUTPUT_BYTES;
 use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
@@ -94,6 +94,13 @@ impl State {
     /// forced reseed is ever served. On a required seeding that fails nothing
     /// is served and the error is returned; a failed forced reseed keeps the
     /// current key.
+    ///
+    /// What the seeding mixes in ([`Mix`]): everything after a new generation
+    /// or a fork, wherever it was seen (`stale`; an unseeded state that is not
+    /// `first_use`: a page a fork wiped, or one the caller forgot because the
+    /// generation moved or a fork landed in the middle of its call); the
+    /// clocks and VMClock fields at a thread's `first_use` in the generation
+    /// the process started in; nothing for a forced or scheduled reseed.
     pub(crate) fn serve(
         &mut self,
         left: &mut usize,
@@ -101,8 +108,18 @@ impl State {
         force: bool,
         check_pid: bool,
         stale: bool,
+        first_use: bool,
     ) -> Result<(), OsError> {
         let unseeded = self.seeded != SEEDED;
+        // A first use after the generation moved (`stale` against the zeroed
+        // header of a fresh page) is mixed as any seeding in a new generation.
+        let mix = if stale || (unseeded && !first_use) {
+            Mix::Full
+        } else if unseeded {
+            Mix::Lite
+        } else {
+            Mix::None
+        };
         // An unseeded state (first use, a wiped page) seeds anyway; the
         // generation its zeroed header records means nothing.
         let stale = stale && !unseeded;
@@ -112,6 +129,8 @@ impl State {
             self.pid
         };
         let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
+        // A fork seen by the epoch or the process id (not a wipe) is mixed too.
+        let mix = if forked && !unseeded { Mix::Full } else { mix };
         if (forked || stale) && !unseeded {
             // A fork the page's wipe did not clear (the `pthread_atfork` or
             // process-id layer, maybe in the middle of a call), or a new
@@ -127,7 +146,7 @@ impl State {
             // seeding is tried again on the next call: never serve a stream
             // another process also has), the caller records no new generation,
             // or a forced reseed keeps the current key.
-            self.generator.reseed(stale)?;
+            self.generator.reseed(mix)?;
             self.seeded = SEEDED;
             self.epoch = fork::epoch();
             self.pid = pid;
@@ -170,7 +189,7 @@ impl State {
     /// Takes the two fields rather than `self`, so that `out` may be the buffer.
     fn generate(budget: &mut usize, generator: &mut Generator, out: &mut [u8]) {
         if *budget < out.len() {
-            let _ = generator.reseed(false);
+            let _ = generator.reseed(Mix::None);
             *budget = RESEED_BYTES;
         }
         *budget -= out.len();
@@ -233,7 +252,7 @@ mod tests {
     fn spent_budget_reseeds_from_the_os() {
         let mut state = std::boxed::Box::new(State::new());
         state
-            .serve(&mut 0, &mut [0u8; 1], false, false, false)
+            .serve(&mut 0, &mut [0u8; 1], false, false, false, true)
             .unwrap();
         assert_eq!(state.seeded, SEEDED);
         let refill = Generator::refill_bytes();

@@ -374,6 +374,12 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
 #[inline(never)]
 pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let result = serve_slow(dst, force);
+    // A failure may come after a first pass moved bytes into `dst` (a fork or
+    // a new generation seen at the re-check, then the reseed failed): those
+    // bytes belong to a state that was forgotten, so none is handed back.
+    if result.is_err() {
+        zeroize::Zeroize::zeroize(dst);
+    }
     super::generator::scrub_stack_if_used();
     result
 }
@@ -397,12 +403,17 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
     inject!(SlowPageRead);
     if !(page.is_null() || is_page(page)) {
-        // `destroyed()` (thread exit also leaves the mark set, caught above) or
-        // `creating()` (set only under the mark): not reached, kept for safety.
+        // `destroyed()`: reached after `create_page` failed because this
+        // thread's thread-locals are being destroyed (thread exit otherwise
+        // leaves the mark set, caught above); `creating()` (set only under the
+        // mark) is not reached here, kept for safety.
         set_slot(slot);
         return crate::error::os_fill(dst);
     }
-    let page = if page.is_null() {
+    // A page made by this call: this thread's first use (the first seeding
+    // is then mixed with the cheap sources only, unless the generation moved).
+    let mut first_use = page.is_null();
+    let page = if first_use {
         match create_page() {
             Some(page) => page,
             None => {
@@ -442,7 +453,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // calls see the mark and keep off; the fast path reaches only the
         // buffer, and only under the mark).
         let state = unsafe { &mut (*page).state };
-        let result = state.serve(&mut left, dst, force, check_pid, stale);
+        let result = state.serve(&mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
         }
@@ -465,9 +476,11 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // Forked during this call (a signal handler): this is the child. Or
         // the generation moved (a VM restore, `reseed_all_threads()`). What
         // the state holds may be another process's: forget it and serve
-        // afresh.
+        // afresh, with a seeding that mixes everything in (an unseeded state
+        // that is not a first use).
         state.forget(&mut left);
         header.left.store(0, Ordering::Relaxed);
+        first_use = false;
     };
     // Open or close the gate for the calls that follow; clears the mark.
     let gate = if fast && trusted && result.is_ok() {

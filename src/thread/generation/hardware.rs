@@ -4,13 +4,70 @@
 //! seed together with the OS generator's bytes, never used alone.
 
 /// Fills `out` from the CPU's random source and names it; `None` (and `out`
-/// zeroed) where the CPU has none, or it kept failing.
+/// zeroed) where the CPU has none, where it kept failing, or where its output
+/// fails [`plausible`] (then no CPU source is used: the mix falls back to the
+/// clocks and the VMClock fields).
 pub(super) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
-    let source = cpu_fill(out);
+    let mut source = cpu_fill(out);
+    #[cfg(ratchet_rng_inspect)]
+    if let Some(words) = injected() {
+        for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        source = source.or(Some("injected"));
+    }
+    if source.is_some() && !plausible(out) {
+        source = None;
+    }
     if source.is_none() {
         out.fill(0);
     }
     source
+}
+
+/// The sanity check on a CPU source's 32 bytes (4 words): no word all ones
+/// (some AMD parts' RDRAND returns all ones with the carry flag set: success)
+/// or all zeros, and no word repeated. Four independent random words fail it
+/// with probability about 2^-61. Computed without secret-dependent branches:
+/// only the verdict (public: whether the CPU source is used) decides anything.
+fn plausible(out: &[u8; 32]) -> bool {
+    /// 1 when `x == 0`, else 0, without a branch.
+    fn is_zero(x: u64) -> u64 {
+        ((x | x.wrapping_neg()) >> 63) ^ 1
+    }
+    let mut words = [0u64; 4];
+    for (word, bytes) in words.iter_mut().zip(out.as_chunks::<8>().0) {
+        *word = u64::from_le_bytes(*bytes);
+    }
+    let mut bad = 0;
+    for (i, &word) in words.iter().enumerate() {
+        bad |= is_zero(word) | is_zero(!word);
+        for &earlier in &words[..i] {
+            bad |= is_zero(word ^ earlier);
+        }
+    }
+    zeroize::Zeroize::zeroize(&mut words);
+    bad == 0
+}
+
+/// Inspection builds: words that replace the CPU source's output (a test's
+/// stand-in for a broken RDRAND), set by `__inspect::inject_cpu_random`.
+#[cfg(ratchet_rng_inspect)]
+static INJECTED: std::sync::Mutex<Option<[u64; 4]>> = std::sync::Mutex::new(None);
+
+#[cfg(ratchet_rng_inspect)]
+fn injected() -> Option<[u64; 4]> {
+    // `try_lock`: never blocks (a signal handler may reseed).
+    INJECTED.try_lock().ok().and_then(|words| *words)
+}
+
+/// Inspection builds: makes the CPU source "return" `words` (or its own
+/// output again, with `None`).
+#[cfg(ratchet_rng_inspect)]
+pub(super) fn inject(words: Option<[u64; 4]>) {
+    *INJECTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = words;
 }
 
 #[cfg(all(target_arch = "x86_64", not(miri)))]
@@ -103,9 +160,10 @@ fn cpu_fill(_: &mut [u8; 32]) -> Option<&'static str> {
     None
 }
 
-/// The clocks and the process id, 40 bytes: realtime, monotonic and boot-time
-/// nanoseconds (each 8 bytes, little-endian), the CPU's cycle counter where
-/// there is one, the process id.
+/// The clocks, 32 bytes: realtime, monotonic and boot-time nanoseconds (each 8
+/// bytes, little-endian) and the CPU's cycle counter where there is one. (Not
+/// the process id: clones of one snapshot share it, a forked child's OS bytes
+/// differ anyway, and `getpid` is a system call a first use cannot afford.)
 pub(super) fn clocks(out: &mut [u8]) {
     // Not under Miri, whose isolation has no clock, nor on
     // `wasm32-unknown-unknown`, where `SystemTime::now()` panics.
@@ -120,11 +178,15 @@ pub(super) fn clocks(out: &mut [u8]) {
         clock(Clock::Monotonic),
         clock(Clock::Boot),
         cycles(),
-        u64::from(crate::thread::fork::process_id()),
     ];
     for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
         chunk.copy_from_slice(&word.to_le_bytes());
     }
+}
+
+/// The CPU's cycle counter and the monotonic clock (see [`super::cheap_clocks`]).
+pub(super) fn cheap_clocks() -> [u64; 2] {
+    [cycles(), clock(Clock::Monotonic)]
 }
 
 #[derive(Clone, Copy)]

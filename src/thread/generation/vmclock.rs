@@ -164,9 +164,11 @@ pub(super) fn attach(path: &CStr) -> Result<*const AtomicUsize, &'static str> {
 }
 
 /// Copies the page's changing fields (48 bytes, raw) into `out` for
-/// [`super::clone_material`]: disruption marker, flags, counter value, time,
-/// generation counter, sequence count. Not a consistent read (it needs none:
-/// the bytes are only hashed).
+/// [`super::clone_material`]: disruption marker, flags, counter value, time
+/// (seconds and fraction), generation counter, 8 bytes each. Not
+/// `seq_count` (offset 12): it only counts the hypervisor's updates and tells
+/// clones apart no better than the fields it guards. Not a consistent read (it
+/// needs none: the bytes are only hashed).
 pub(super) fn material(word: *const AtomicUsize, out: &mut [u8]) {
     let page = page_of(word);
     let offsets = [16, 20, 24, 28, 40, 44, 72, 76, 80, 84, 104, 108];
