@@ -118,6 +118,8 @@ mod error;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
+#[cfg(feature = "sys_rng")]
+mod os;
 mod rngs;
 mod seed_tree;
 #[cfg(feature = "thread_rng")]

@@ -44,7 +44,10 @@ pub use state::RESEED_BYTES;
 fn seeded<T>(result: Result<T, OsError>) -> T {
     match result {
         Ok(value) => value,
-        Err(err) => panic!("ratchet-rng: cannot seed the thread-local generator: {err}"),
+        Err(err) => panic!(
+            "ratchet-rng: cannot seed the thread-local generator: {}",
+            err.with_cause()
+        ),
     }
 }
 

@@ -79,7 +79,7 @@ fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
         seed.fill(0x5A);
         return Ok(());
     }
-    crate::error::os_fill(seed)
+    crate::os::fill(seed)
 }
 
 /// Inspection builds: when set, every thread reseed takes the same 32 bytes

@@ -383,13 +383,13 @@ pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
 #[inline(never)]
 fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let Ok(slot) = SLOT.try_with(Cell::get) else {
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     };
     // A handler here runs a whole call, a thread's first use included (it
     // creates and seeds the page): `PAGE` is read only under the mark, below.
     inject!(SlowSlotRead);
     if in_use(slot) {
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
     // From here on, a handler is served by the OS.
@@ -400,14 +400,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // `destroyed()` (thread exit also leaves the mark set, caught above) or
         // `creating()` (set only under the mark): not reached, kept for safety.
         set_slot(slot);
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     }
     let page = if page.is_null() {
         match create_page() {
             Some(page) => page,
             None => {
                 set_slot(slot);
-                return crate::error::os_fill(dst);
+                return crate::os::fill(dst);
             }
         }
     } else {
