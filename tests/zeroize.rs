@@ -472,6 +472,32 @@ fn sponge_seed_is_wiped_on_drop() {
     assert_eq!(block, [0u8; 136]);
 }
 
+/// A freed `SeedTree` holds no key: its key gives the node's whole subtree. The
+/// key is computed here with the RustCrypto `turboshake` crate (the root node of
+/// docs/DERIVATION.md: TurboSHAKE256, domain 0x54, of version 1, tag 0, the
+/// key's length as a little-endian `u64`, the key); a tree freed without its
+/// `Drop` must show exactly that key, so the capture cannot pass vacuously.
+#[test]
+fn seed_tree_is_wiped_on_drop() {
+    use turboshake::digest::{ExtendableOutput, Update, XofReader};
+
+    let root_key = b"a seed tree's root key";
+    let mut hasher = turboshake::CTurboShake256::<0x54>::default();
+    hasher.update(&[0x01, 0x00]);
+    hasher.update(&(root_key.len() as u64).to_le_bytes());
+    hasher.update(root_key);
+    let mut key = [0u8; 32];
+    hasher.finalize_xof().read(&mut key);
+
+    let undropped = freed_block(Box::new(core::mem::ManuallyDrop::new(
+        ratchet_rng::SeedTree::new(root_key),
+    )));
+    assert_eq!(undropped, key, "control: the tree is its key");
+    let block = freed_block(Box::new(ratchet_rng::SeedTree::new(root_key)));
+    // A node is nothing but its key: the whole block must be zeros.
+    assert_eq!(block, [0u8; 32]);
+}
+
 // ---------------------------------------------------------------------------
 // 2. Served bytes are wiped from the buffer at once
 // ---------------------------------------------------------------------------
