@@ -5,7 +5,7 @@
 //! generator's `try_from_os_rng` seeds through [`OsRng`]. Both sit below those
 //! callers and above `error.rs`, which only defines the error type.
 
-use crate::OsError;
+use crate::error::OsError;
 
 /// Fills `dst` from the operating system's generator.
 pub(crate) fn fill(dst: &mut [u8]) -> Result<(), OsError> {

@@ -36,7 +36,7 @@ use core::marker::PhantomData;
 
 use rand_core::{TryCryptoRng, TryRng};
 
-use crate::OsError;
+use crate::error::OsError;
 pub use state::RESEED_BYTES;
 
 /// The result of an infallible entry point.

@@ -10,7 +10,7 @@
 use zeroize::Zeroize;
 
 use super::generation;
-use crate::OsError;
+use crate::error::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::{AesBackend, ChaChaBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};

@@ -8,7 +8,7 @@ use zeroize::Zeroize;
 
 use super::fork;
 use super::generator::Generator;
-use crate::OsError;
+use crate::error::OsError;
 use crate::aes::POOL_OUTPUT_BYTES;
 use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
 use crate::rngs::buffer::move_out;

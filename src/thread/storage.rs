@@ -82,7 +82,7 @@ use std::thread_local;
 use super::fork::{self, Protection};
 use super::generation::{self, Generation};
 use super::state::{BUFFER_BYTES, State};
-use crate::OsError;
+use crate::error::OsError;
 
 /// `live`'s value while the page may be served from (any nonzero pattern: a
 /// wiped page reads 0).
