@@ -10,10 +10,10 @@
 use zeroize::Zeroize;
 
 use super::generation;
-use crate::error::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::{AesBackend, ChaChaBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
+use crate::error::OsError;
 use crate::xof::TurboShake256;
 
 /// Which core runs, decided by the CPU (cached detection).
