@@ -324,16 +324,19 @@ pub struct Backends {
 
 impl Backends {
     /// The Keccak-p\[1600\] backend of `ShakeRng` and `TurboShakeRng`.
+    #[must_use]
     pub fn keccak(&self) -> &'static str {
         self.keccak.name()
     }
 
     /// The ChaCha backend of the `ChaCha*KeyErasureRng` generators.
+    #[must_use]
     pub fn chacha(&self) -> &'static str {
         self.chacha.name()
     }
 
     /// The AES-256 backend of `AesCtrPoolRng`.
+    #[must_use]
     pub fn aes(&self) -> &'static str {
         self.aes.name()
     }
@@ -354,6 +357,7 @@ impl core::fmt::Display for Backends {
 /// assert!(["soft", "x86_avx2", "x86_avx512", "aarch64_sha3"].contains(&b.keccak()));
 /// println!("{b}"); // keccak: x86_avx512 / chacha: x86_avx512 / aes: x86_vaes512 on AVX-512 + VAES
 /// ```
+#[must_use]
 pub fn backends() -> Backends {
     Backends {
         keccak: KeccakBackend::detect(),

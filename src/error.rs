@@ -1,5 +1,5 @@
-//! The crate's error for operating-system entropy failure, and the crate-private
-//! ways to reach the operating system's generator through it.
+//! The crate's error for operating-system entropy failure (the read itself is in
+//! `os.rs`).
 //!
 //! `getrandom` stays an implementation detail: its error is wrapped, not
 //! re-exported, so that a new `getrandom` line does not change this crate's API.
@@ -18,6 +18,11 @@ use core::fmt;
 /// [`raw_os_error`](Self::raw_os_error) gives the OS's error code where there is
 /// one; [`source`](core::error::Error::source) gives the underlying `getrandom`
 /// error as a `dyn Error`, unchanged.
+///
+/// `Display` prints this layer only ("the operating system's random number
+/// generator failed"), and the cause is the `source`, so that an error reporter
+/// walking the chain (`anyhow`'s `{:#}`, `eyre`) prints `getrandom`'s message
+/// once. `Debug` prints both.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct OsError {
     inner: getrandom::Error,
@@ -27,6 +32,18 @@ impl OsError {
     /// Wraps `getrandom`'s error.
     pub(crate) const fn new(inner: getrandom::Error) -> Self {
         Self { inner }
+    }
+
+    /// This error followed by its cause, `"<self>: <getrandom's message>"`: the
+    /// crate's panic messages, which no reporter walks.
+    pub(crate) fn with_cause(self) -> impl fmt::Display {
+        struct WithCause(OsError);
+        impl fmt::Display for WithCause {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}: {}", self.0, self.0.inner)
+            }
+        }
+        WithCause(self)
     }
 
     /// The operating system's error code (`errno` on unix), if the failure came
@@ -48,12 +65,9 @@ impl fmt::Debug for OsError {
 }
 
 impl fmt::Display for OsError {
+    /// This layer only: the cause is the `source` (printed by reporters).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the operating system's random number generator failed: {}",
-            self.inner
-        )
+        f.write_str("the operating system's random number generator failed")
     }
 }
 
@@ -63,57 +77,59 @@ impl core::error::Error for OsError {
     }
 }
 
-/// Fills `dst` from the operating system's generator.
-pub(crate) fn os_fill(dst: &mut [u8]) -> Result<(), OsError> {
-    getrandom::fill(dst).map_err(OsError::new)
-}
-
-/// The operating system's generator as a rand_core 0.10 source with this crate's
-/// error, for `SeedableRng::try_from_rng`.
-pub(crate) struct OsRng;
-
-impl rand_core::TryRng for OsRng {
-    type Error = OsError;
-
-    fn try_next_u32(&mut self) -> Result<u32, OsError> {
-        let mut bytes = [0u8; 4];
-        os_fill(&mut bytes)?;
-        Ok(u32::from_le_bytes(bytes))
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, OsError> {
-        let mut bytes = [0u8; 8];
-        os_fill(&mut bytes)?;
-        Ok(u64::from_le_bytes(bytes))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), OsError> {
-        os_fill(dst)
-    }
-}
-
-impl rand_core::TryCryptoRng for OsRng {}
-
 #[cfg(test)]
 mod tests {
     use super::OsError;
     use std::format;
-    use std::string::ToString;
+    use std::string::{String, ToString};
+
+    /// What an error reporter prints (`anyhow`'s `{:#}`, `eyre`): every error of
+    /// the `source` chain, outermost first, joined by `": "`.
+    fn report(err: &(dyn core::error::Error + 'static)) -> String {
+        let mut out = err.to_string();
+        let mut next = err.source();
+        while let Some(cause) = next {
+            out.push_str(": ");
+            out.push_str(&cause.to_string());
+            next = cause.source();
+        }
+        out
+    }
 
     #[test]
     fn wraps_getrandom_without_exposing_it() {
         let err = OsError::new(getrandom::Error::new_custom(7));
         assert_eq!(err.raw_os_error(), None);
-        let shown = err.to_string();
-        assert!(
-            shown.starts_with("the operating system's random number generator failed: "),
-            "{shown}"
-        );
         let source = core::error::Error::source(&err).expect("a source");
         assert_eq!(
             source.downcast_ref::<getrandom::Error>(),
             Some(&getrandom::Error::new_custom(7))
         );
         assert!(format!("{err:?}").starts_with("OsError { raw_os_error: None"));
+    }
+
+    #[test]
+    fn a_reporter_prints_the_cause_once() {
+        for inner in [
+            getrandom::Error::new_custom(7),
+            getrandom::Error::UNSUPPORTED,
+            getrandom::Error::UNEXPECTED,
+        ] {
+            let err = OsError::new(inner);
+            let cause = inner.to_string();
+            assert!(!cause.is_empty());
+            let reported = report(&err);
+            assert_eq!(
+                reported,
+                format!("the operating system's random number generator failed: {cause}")
+            );
+            assert_eq!(reported.matches(cause.as_str()).count(), 1, "{reported}");
+            // The panic messages' form: the same text, no reporter needed.
+            assert_eq!(err.with_cause().to_string(), reported);
+            assert_eq!(
+                err.to_string(),
+                "the operating system's random number generator failed"
+            );
+        }
     }
 }

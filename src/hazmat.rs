@@ -190,6 +190,7 @@ impl Aes256 {
 /// The RFC 8439 ChaCha block function with `ROUNDS` rounds (portable code):
 /// 32-bit block counter (any value, `u32::MAX` included), 96-bit nonce, full
 /// feed-forward.
+#[must_use]
 pub fn chacha_block<const ROUNDS: usize>(
     key: &[u32; 8],
     counter: u32,

@@ -123,6 +123,8 @@ pub mod guide;
 #[cfg(feature = "hazmat")]
 pub mod hazmat;
 mod keccak;
+#[cfg(feature = "sys_rng")]
+mod os;
 mod rngs;
 mod seed_tree;
 #[cfg(feature = "thread_rng")]

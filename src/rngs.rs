@@ -177,7 +177,7 @@ macro_rules! impl_generator {
                             stringify!($name),
                             ": {}"
                         ),
-                        err
+                        err.with_cause()
                     ),
                 }
             }
@@ -190,7 +190,7 @@ macro_rules! impl_generator {
             /// fails (its OS error code is kept); nothing
             /// is seeded from partial or fallback entropy, and nothing panics.
             pub fn try_from_os_rng() -> Result<Self, crate::OsError> {
-                <Self as rand_core::SeedableRng>::try_from_rng(&mut crate::error::OsRng)
+                <Self as rand_core::SeedableRng>::try_from_rng(&mut crate::os::OsRng)
             }
         }
     };

@@ -274,15 +274,6 @@ mod tests {
     }
 
     #[test]
-    fn drop_wipes_the_key() {
-        let mut node = SeedTree::new(b"k");
-        assert!(node.key.iter().any(|&b| b != 0));
-        // What `Drop` runs:
-        node.key.zeroize();
-        assert!(node.key.iter().all(|&b| b == 0));
-    }
-
-    #[test]
     fn paths_are_separated() {
         let root = SeedTree::new(b"root");
         let keys = [

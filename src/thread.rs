@@ -36,7 +36,7 @@ use core::marker::PhantomData;
 
 use rand_core::{TryCryptoRng, TryRng};
 
-use crate::OsError;
+use crate::error::OsError;
 pub use state::RESEED_BYTES;
 
 /// The result of an infallible entry point.
@@ -44,7 +44,10 @@ pub use state::RESEED_BYTES;
 fn seeded<T>(result: Result<T, OsError>) -> T {
     match result {
         Ok(value) => value,
-        Err(err) => panic!("ratchet-rng: cannot seed the thread-local generator: {err}"),
+        Err(err) => panic!(
+            "ratchet-rng: cannot seed the thread-local generator: {}",
+            err.with_cause()
+        ),
     }
 }
 
@@ -323,6 +326,33 @@ pub fn thread_rng() -> ThreadRng {
 /// ```
 ///
 /// An empty `dst` returns at once (after the fork check); any length is served.
+///
+/// # Other types
+/// `fill` takes bytes only (as `getrandom::fill` does); `rand`'s `fill` takes a
+/// slice or array of any integer type. To fill those from this generator, call
+/// `rand` 0.10's `RngExt::fill` on the handle, [`rng()`]: it reads the
+/// generator's bytes as little-endian words, so a seeded generator gives the
+/// same words on every platform. Single values: [`u32()`], [`u64()`], or
+/// `rng().random::<T>()`.
+///
+/// ```
+/// use rand::RngExt;
+/// use ratchet_rng::ChaChaKeyErasureRng;
+/// use ratchet_rng::rand_core::{Rng, SeedableRng};
+///
+/// let mut words = [0u32; 4];
+/// ratchet_rng::rng().fill(&mut words);
+/// assert_ne!(words, [0; 4]);
+///
+/// // The words are the generator's next 16 bytes, read little-endian:
+/// let mut seeded = ChaChaKeyErasureRng::seed_from_u64(7);
+/// let mut twin = ChaChaKeyErasureRng::seed_from_u64(7);
+/// let mut halves = [0u16; 3];
+/// seeded.fill(&mut halves);
+/// let mut bytes = [0u8; 6];
+/// twin.fill_bytes(&mut bytes);
+/// assert_eq!(halves[2], u16::from_le_bytes([bytes[4], bytes[5]]));
+/// ```
 ///
 /// # Panics
 /// If the operating system's generator fails when a seed is needed, with the

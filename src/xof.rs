@@ -103,6 +103,7 @@ pub struct TurboShake256Reader {
 
 impl Shake256 {
     /// An empty SHAKE256 hasher.
+    #[must_use]
     pub const fn new() -> Self {
         Self {
             sponge: ShakeSponge::new(),
@@ -115,6 +116,7 @@ impl Shake256 {
     }
 
     /// Pads and permutes; the reader squeezes the output stream.
+    #[must_use]
     pub fn finalize(mut self) -> Shake256Reader {
         self.sponge.finalize(SHAKE_DOMAIN);
         Shake256Reader {
@@ -157,6 +159,7 @@ impl TurboShake256 {
     }
 
     /// The domain-separation byte this hasher finalizes with.
+    #[must_use]
     pub const fn domain(&self) -> u8 {
         self.domain
     }
@@ -167,6 +170,7 @@ impl TurboShake256 {
     }
 
     /// Pads with the domain byte and permutes; the reader squeezes the output.
+    #[must_use]
     pub fn finalize(mut self) -> TurboShake256Reader {
         self.sponge.finalize(self.domain);
         TurboShake256Reader {
@@ -226,6 +230,7 @@ wipe_and_redact!(Shake256, Shake256Reader, TurboShake256, TurboShake256Reader);
 /// const DIGEST: [u8; 4] = ratchet_rng::xof::shake256(b"");
 /// assert_eq!(DIGEST, [0x46, 0xb9, 0xdd, 0x2b]);
 /// ```
+#[must_use]
 pub const fn shake256<const N: usize>(input: &[u8]) -> [u8; N] {
     let mut sponge = ShakeSponge::new();
     sponge.absorb(input);
@@ -317,9 +322,9 @@ mod tests {
     fn debug_shows_no_state() {
         let h = Shake256::new();
         assert_eq!(format!("{h:?}"), "Shake256 { .. }");
-        assert_eq!(
-            format!("{:?}", TurboShake256::default().finalize()),
-            "TurboShake256Reader { .. }"
-        );
+        assert_eq!(format!("{:?}", h.finalize()), "Shake256Reader { .. }");
+        let t = TurboShake256::default();
+        assert_eq!(format!("{t:?}"), "TurboShake256 { .. }");
+        assert_eq!(format!("{:?}", t.finalize()), "TurboShake256Reader { .. }");
     }
 }

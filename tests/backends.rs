@@ -10,10 +10,10 @@ mod common;
 
 use common::one_fill;
 use ratchet_rng::hazmat::{Aes256, ChaCha, Keccak};
-use ratchet_rng::rand_core::Rng;
+use ratchet_rng::rand_core::{Rng, SeedableRng};
 use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, ShakeRng,
-    TurboShakeRng,
+    SpongeSeed, TurboShakeRng,
 };
 
 /// Reads `lengths` in order from a generator, concatenated.
@@ -41,15 +41,22 @@ fn lengths(refill: usize) -> Vec<usize> {
     ]
 }
 
-/// Compares the stream on every backend of `available` with the one on `soft`;
-/// returns the names run.
+/// Compares the stream on every backend of `available` with the one on `soft`,
+/// and `soft`'s with `public`'s (the same generator from the constructor
+/// without a backend, `from_key` or `from_seed`: the `*_with_backend` forms
+/// are code of their own); returns the names run.
 fn check<B: Copy + core::fmt::Display, R: Rng>(
     soft: B,
     available: impl Iterator<Item = B>,
     refill: usize,
+    public: R,
     make: impl Fn(B) -> R,
 ) -> Vec<String> {
     let want = read(make(soft), &lengths(refill));
+    assert!(
+        read(public, &lengths(refill)) == want,
+        "soft differs from the constructor without a backend"
+    );
     let mut ran = Vec::new();
     for backend in available {
         assert!(
@@ -61,34 +68,44 @@ fn check<B: Copy + core::fmt::Display, R: Rng>(
     ran
 }
 
+/// Checks `$rng` on every backend of `$backend`, keyed (`from_key`) and seeded
+/// (`from_seed`, with `$seed`).
+macro_rules! check_both {
+    ($rng:ty, $backend:ident, $refill:expr, $seed:expr) => {
+        check(
+            $backend::soft(),
+            $backend::available(),
+            $refill,
+            <$rng>::from_key(b"k"),
+            |b| <$rng>::from_key_with_backend(b"k", b),
+        );
+        check(
+            $backend::soft(),
+            $backend::available(),
+            $refill,
+            <$rng>::from_seed($seed),
+            |b| <$rng>::from_seed_with_backend($seed, b),
+        );
+    };
+}
+
 #[test]
 fn sponge_generators_on_every_keccak_backend() {
-    check(Keccak::soft(), Keccak::available(), 1088, |b| {
-        TurboShakeRng::from_key_with_backend(b"k", b)
-    });
-    check(Keccak::soft(), Keccak::available(), 1088, |b| {
-        ShakeRng::from_key_with_backend(b"k", b)
-    });
+    let seed = || SpongeSeed::from([0x3C; 136]);
+    check_both!(TurboShakeRng, Keccak, 1088, seed());
+    check_both!(ShakeRng, Keccak, 1088, seed());
 }
 
 #[test]
 fn chacha_generators_on_every_chacha_backend() {
-    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
-        ChaChaKeyErasureRng::from_key_with_backend(b"k", b)
-    });
-    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
-        ChaCha12KeyErasureRng::from_key_with_backend(b"k", b)
-    });
-    check(ChaCha::soft(), ChaCha::available(), 992, |b| {
-        ChaCha20KeyErasureRng::from_key_with_backend(b"k", b)
-    });
+    check_both!(ChaChaKeyErasureRng, ChaCha, 992, [0x3C; 32]);
+    check_both!(ChaCha12KeyErasureRng, ChaCha, 992, [0x3C; 32]);
+    check_both!(ChaCha20KeyErasureRng, ChaCha, 992, [0x3C; 32]);
 }
 
 #[test]
 fn aes_generator_on_every_aes_backend() {
-    check(Aes256::soft(), Aes256::available(), 4064, |b| {
-        AesCtrPoolRng::from_key_with_backend(b"k", b)
-    });
+    check_both!(AesCtrPoolRng, Aes256, 4064, [0x3C; 32]);
 }
 
 /// The string edge: names of unknown or absent backends give `None`, and every

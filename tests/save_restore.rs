@@ -6,7 +6,8 @@
 //!
 //! Under Miri (`cfg(miri)`: seconds per KiB of ChaCha8, half a minute per
 //! 4 KiB pool of the portable AES): every eighth Go vector, one position (past
-//! a ChaCha period's first re-key) and one split per generator, and
+//! a ChaCha period's first re-key) and one split per generator, the branches
+//! of the crate's encoding on `ChaCha12KeyErasureRng` only, and
 //! `AesCtrPoolRng` only where it generates nothing (the arbitrary-input
 //! property).
 
@@ -18,7 +19,7 @@ use proptest::prelude::*;
 use ratchet_rng::rand_core::{Rng, SeedableRng};
 use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
-    SAVED_STATE_MAX_BYTES, ShakeRng, TurboShakeRng,
+    SAVED_STATE_MAX_BYTES, SeedTreeRng, ShakeRng, TurboShakeRng,
 };
 
 const GO_VECTORS: &str = include_str!("data/go_chacha8_states.txt");
@@ -60,6 +61,17 @@ fn apply_go_ops(rng: &mut ChaChaKeyErasureRng, ops: &str) -> bool {
     true
 }
 
+/// The [`RestoreError`] a reject line names (its variants without a field).
+fn named_error(name: &str) -> RestoreError {
+    match name {
+        "BadMagic" => RestoreError::BadMagic,
+        "WrongLength" => RestoreError::WrongLength,
+        "BadPosition" => RestoreError::BadPosition,
+        "BadReadBuffer" => RestoreError::BadReadBuffer,
+        other => panic!("unknown RestoreError {other}"),
+    }
+}
+
 #[test]
 fn go_vectors() {
     let (mut states, mut same_stream, mut accepts, mut rejects) = (0, 0, 0, 0);
@@ -96,8 +108,14 @@ fn go_vectors() {
                 accepts += 1;
             }
             "reject" => {
-                let input = hex(fields[1]);
-                assert!(ChaChaKeyErasureRng::restore(&input).is_err(), "{line}");
+                let [_, input, "error" | "panic", want] = fields[..] else {
+                    panic!("bad line {line}")
+                };
+                assert_eq!(
+                    ChaChaKeyErasureRng::restore(&hex(input)).err(),
+                    Some(named_error(want)),
+                    "{line}"
+                );
                 rejects += 1;
             }
             other => panic!("unknown line kind {other}"),
@@ -106,7 +124,7 @@ fn go_vectors() {
     if cfg!(miri) {
         assert!(states > 0 && accepts > 0 && rejects > 0 && same_stream > 0);
     } else {
-        assert_eq!((states, accepts, rejects), (84, 13, 17));
+        assert_eq!((states, accepts, rejects), (84, 13, 18));
         assert!(
             same_stream >= 60,
             "{same_stream} scripts compared on the stream"
@@ -132,6 +150,21 @@ fn go_readbuf_longer_than_8_bytes_is_an_error() {
     assert_eq!(rng.save().as_ref(), &input[..]);
     assert_eq!(one_fill(&mut rng, 8), [0xAA; 8]);
     assert_eq!(rng.save().as_ref(), state.as_ref());
+}
+
+#[test]
+fn go_readbuf_part_without_a_state_is_a_length_error() {
+    // The readbuf part is whole (3 bytes announced, 3 there); the state after it
+    // is missing, so the state has the wrong length (Go: "invalid ChaCha8
+    // encoding", not its readbuf error).
+    assert_eq!(
+        ChaChaKeyErasureRng::restore(b"readbuf:\x03abc").unwrap_err(),
+        RestoreError::WrongLength
+    );
+    assert_eq!(
+        ChaChaKeyErasureRng::restore(b"readbuf:\x03ab").unwrap_err(),
+        RestoreError::BadReadBuffer
+    );
 }
 
 // --- exactness at every kind of position ------------------------------------------
@@ -238,31 +271,70 @@ fn saved_state_debug_prints_no_bytes() {
 
 // --- bad input --------------------------------------------------------------------
 
+/// The crate's encoding cut to `len` bytes: what is there is right, so the
+/// length is wrong (a cut inside the header too).
+fn own_truncation(_saved: &[u8], _len: usize) -> RestoreError {
+    RestoreError::WrongLength
+}
+
+/// Go's encoding cut to `len` bytes: inside `readbuf:` the magic is wrong
+/// (`readbuf` is no prefix of `chacha8:`; nothing at all is a state of the
+/// wrong length), inside the readbuf part that part is truncated, after it the
+/// state has the wrong length.
+fn go_truncation(saved: &[u8], len: usize) -> RestoreError {
+    let readbuf_part = match saved.strip_prefix(b"readbuf:") {
+        Some(rest) => 9 + usize::from(rest[0]),
+        None => 0,
+    };
+    match len {
+        1..8 if readbuf_part > 0 => RestoreError::BadMagic,
+        1.. if len < readbuf_part => RestoreError::BadReadBuffer,
+        _ => RestoreError::WrongLength,
+    }
+}
+
 /// Every truncation and every extension by a byte of a valid state is refused,
-/// and so is a state of another generator.
-fn check_refuses_damage<G: Saveable>() {
+/// each for its exact reason (`truncated(saved, len)`), and so is garbage.
+fn check_refuses_damage<G: Saveable>(truncated: fn(&[u8], usize) -> RestoreError) {
     let mut rng = G::make(b"damage");
     let _ = one_fill(&mut rng, 13);
     let saved = rng.save();
     let bytes = saved.as_ref();
     for len in 0..bytes.len() {
-        assert!(G::restore(&bytes[..len]).is_err(), "truncated to {len}");
+        assert_eq!(
+            G::restore(&bytes[..len]).err(),
+            Some(truncated(bytes, len)),
+            "truncated to {len}"
+        );
     }
     let mut longer = bytes.to_vec();
     longer.push(0);
-    assert!(G::restore(&longer).is_err(), "trailing byte");
-    assert!(G::restore(&[0xFF; 4200]).is_err());
+    assert_eq!(
+        G::restore(&longer).err(),
+        Some(RestoreError::WrongLength),
+        "trailing byte"
+    );
+    assert_eq!(
+        G::restore(&[0xFF; 4200]).err(),
+        Some(RestoreError::BadMagic)
+    );
 }
 
 #[test]
 fn damaged_states_are_refused() {
-    check_refuses_damage::<TurboShakeRng>();
-    check_refuses_damage::<ShakeRng>();
-    check_refuses_damage::<ChaChaKeyErasureRng>();
-    check_refuses_damage::<ChaCha12KeyErasureRng>();
-    check_refuses_damage::<ChaCha20KeyErasureRng>();
+    check_refuses_damage::<TurboShakeRng>(own_truncation);
+    check_refuses_damage::<ShakeRng>(own_truncation);
+    check_refuses_damage::<ChaChaKeyErasureRng>(go_truncation);
+    assert!(
+        ChaChaKeyErasureRng::make(b"damage")
+            .save()
+            .as_ref()
+            .starts_with(b"chacha8:")
+    );
+    check_refuses_damage::<ChaCha12KeyErasureRng>(own_truncation);
+    check_refuses_damage::<ChaCha20KeyErasureRng>(own_truncation);
     if !cfg!(miri) {
-        check_refuses_damage::<AesCtrPoolRng>();
+        check_refuses_damage::<AesCtrPoolRng>(own_truncation);
     }
 
     let chacha12 = ChaCha12KeyErasureRng::from_seed([3; 32]).save();
@@ -300,6 +372,75 @@ fn damaged_states_are_refused() {
         ChaChaKeyErasureRng::restore(&go125).unwrap_err(),
         RestoreError::BadPosition
     );
+}
+
+/// Each branch of the crate's encoding's parser, for generator `G` (its id and
+/// its refill of `n` output bytes), pinned by its exact result: a bare header of
+/// `G` (a length error) and of every other generator (a generator error, before
+/// any length check), another version, a state with exactly `n` unread bytes
+/// (allowed: `U <= N`, docs/DERIVATION.md) and with `n + 1` (refused).
+fn check_own_encoding<G: Saveable + SeedTreeRng>(n: usize) {
+    let mut rng = G::make(b"own encoding");
+    let first = one_fill(&mut rng, n);
+    let after = rng.save();
+    let after = after.as_ref();
+    // After exactly one refill's bytes: no unread byte, the next refill's core.
+    assert_eq!(after[..12], own_header(G::TREE_ID, 0), "{n}");
+
+    assert_eq!(
+        G::restore(&own_header(G::TREE_ID, 0)).err(),
+        Some(RestoreError::WrongLength)
+    );
+    for other in [1, 2, 3, 4, 5, 6, 7, 0xFF] {
+        if other != G::TREE_ID {
+            assert_eq!(
+                G::restore(&own_header(other, 0)).err(),
+                Some(RestoreError::WrongGenerator(other)),
+                "a bare header of generator {other}"
+            );
+        }
+    }
+    let mut v0 = after.to_vec();
+    v0[8] = 0;
+    assert_eq!(
+        G::restore(&v0).err(),
+        Some(RestoreError::UnsupportedVersion(0))
+    );
+
+    // The first refill, all unread, before the core of the second: the stream
+    // from its start.
+    let mut full = own_header(G::TREE_ID, n).to_vec();
+    full.extend_from_slice(&after[12..]);
+    full.extend_from_slice(&first);
+    let mut restored = G::restore(&full).expect("exactly n unread bytes");
+    assert_eq!(restored.save().as_ref(), &full[..]);
+    let mut twin = G::make(b"own encoding");
+    assert_eq!(one_fill(&mut restored, n + 40), one_fill(&mut twin, n + 40));
+
+    let mut over = own_header(G::TREE_ID, n + 1).to_vec();
+    over.extend_from_slice(&full[12..]);
+    over.push(0);
+    assert_eq!(G::restore(&over).err(), Some(RestoreError::BadPosition));
+}
+
+/// The crate's encoding's 12-byte header: version 1, generator `id`, `unread`
+/// bytes.
+fn own_header(id: u8, unread: usize) -> [u8; 12] {
+    let mut header = *b"ratchet:\x01\0\0\0";
+    header[9] = id;
+    header[10..].copy_from_slice(&u16::try_from(unread).unwrap().to_le_bytes());
+    header
+}
+
+#[test]
+fn own_encoding_branches_per_generator() {
+    check_own_encoding::<ChaCha12KeyErasureRng>(992);
+    if !cfg!(miri) {
+        check_own_encoding::<ChaCha20KeyErasureRng>(992);
+        check_own_encoding::<TurboShakeRng>(1088);
+        check_own_encoding::<ShakeRng>(1088);
+        check_own_encoding::<AesCtrPoolRng>(4064);
+    }
 }
 
 #[test]

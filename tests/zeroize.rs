@@ -472,6 +472,65 @@ fn sponge_seed_is_wiped_on_drop() {
     assert_eq!(block, [0u8; 136]);
 }
 
+/// A freed `SeedTree` holds no key: its key gives the node's whole subtree. The
+/// key is computed here with the RustCrypto `turboshake` crate (the root node of
+/// docs/DERIVATION.md: TurboSHAKE256, domain 0x54, of version 1, tag 0, the
+/// key's length as a little-endian `u64`, the key); a tree freed without its
+/// `Drop` must show exactly that key, so the capture cannot pass vacuously.
+#[test]
+fn seed_tree_is_wiped_on_drop() {
+    use turboshake::digest::{ExtendableOutput, Update, XofReader};
+
+    let root_key = b"a seed tree's root key";
+    let mut hasher = turboshake::CTurboShake256::<0x54>::default();
+    hasher.update(&[0x01, 0x00]);
+    hasher.update(&(root_key.len() as u64).to_le_bytes());
+    hasher.update(root_key);
+    let mut key = [0u8; 32];
+    hasher.finalize_xof().read(&mut key);
+
+    let undropped = freed_block(Box::new(core::mem::ManuallyDrop::new(
+        ratchet_rng::SeedTree::new(root_key),
+    )));
+    assert_eq!(undropped, key, "control: the tree is its key");
+    let block = freed_block(Box::new(ratchet_rng::SeedTree::new(root_key)));
+    // A node is nothing but its key: the whole block must be zeros.
+    assert_eq!(block, [0u8; 32]);
+}
+
+/// The XOFs wipe their Keccak state on drop: each of the four types (their
+/// `Drop` comes from one macro, so each is checked). A control freed without
+/// `Drop` must show the state (a permuted Keccak state: nearly every byte
+/// nonzero), so the bound cannot pass vacuously.
+#[test]
+fn xofs_are_wiped_on_drop() {
+    use ratchet_rng::xof::{Shake256, TurboShake256};
+
+    /// More than one rate block of key material: the state has been permuted.
+    const KEY: [u8; 300] = [0x5C; 300];
+    fn check<T>(what: &str, make: impl Fn() -> T) {
+        let control = freed_block(Box::new(core::mem::ManuallyDrop::new(make())));
+        let nonzero = control.iter().filter(|&&b| b != 0).count();
+        assert!(nonzero >= 150, "{what}: control: {nonzero} nonzero bytes");
+        let block = freed_block(Box::new(make()));
+        assert_wiped(what, &block, &Vec::new(), NON_SECRET_BYTES);
+    }
+    let shake = || {
+        let mut h = Shake256::new();
+        h.absorb(&KEY);
+        h
+    };
+    let turbo = || {
+        let mut h = TurboShake256::new(0x1F).unwrap();
+        h.absorb(&KEY);
+        h
+    };
+    check("Shake256", shake);
+    check("Shake256Reader", || shake().finalize());
+    check("TurboShake256", turbo);
+    check("TurboShake256Reader", || turbo().finalize());
+}
+
 // ---------------------------------------------------------------------------
 // 2. Served bytes are wiped from the buffer at once
 // ---------------------------------------------------------------------------

@@ -190,13 +190,16 @@ fn go_states(text: &str, out: &mut String) {
                 lit(&hex(next))
             )
             .unwrap(),
-            ["reject", input, "error" | "panic"] => {
-                writeln!(rejects, "    {},", lit(&hex(input))).unwrap();
-            }
+            ["reject", input, "error" | "panic", want] => writeln!(
+                rejects,
+                "    GoReject {{ input: {}, want: RestoreError::{want} }},",
+                lit(&hex(input))
+            )
+            .unwrap(),
             _ => panic!("unknown line in go_chacha8_states.txt: {line}"),
         }
     }
     writeln!(out, "const GO_STATES: &[GoState] = &[\n{states}];").unwrap();
     writeln!(out, "const GO_ACCEPT: &[GoAccept] = &[\n{accepts}];").unwrap();
-    writeln!(out, "const GO_REJECT: &[&[u8]] = &[\n{rejects}];").unwrap();
+    writeln!(out, "const GO_REJECT: &[GoReject] = &[\n{rejects}];").unwrap();
 }

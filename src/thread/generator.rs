@@ -10,10 +10,10 @@
 use zeroize::Zeroize;
 
 use super::generation;
-use crate::OsError;
 use crate::aes::{self, POOL_OUTPUT_BYTES};
 use crate::backend::{AesBackend, ChaChaBackend, KeccakBackend};
 use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
+use crate::error::OsError;
 use crate::keccak;
 
 /// Which core runs, decided by the CPU (cached detection).
@@ -156,7 +156,7 @@ fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
         seed.fill(0x5A);
         return Ok(());
     }
-    crate::error::os_fill(seed)
+    crate::os::fill(seed)
 }
 
 /// Inspection builds: when set, every thread reseed takes the same 32 bytes

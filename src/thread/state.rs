@@ -8,9 +8,9 @@ use zeroize::Zeroize;
 
 use super::fork;
 use super::generator::{Generator, Mix};
-use crate::OsError;
 use crate::aes::POOL_OUTPUT_BYTES;
 use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
+use crate::error::OsError;
 use crate::rngs::buffer::move_out;
 
 /// Output bytes after which the thread-local generator reseeds itself from the

@@ -82,7 +82,7 @@ use std::thread_local;
 use super::fork::{self, Protection};
 use super::generation::{self, Generation};
 use super::state::{BUFFER_BYTES, State};
-use crate::OsError;
+use crate::error::OsError;
 
 /// `live`'s value while the page may be served from (any nonzero pattern: a
 /// wiped page reads 0).
@@ -389,13 +389,13 @@ pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
 #[inline(never)]
 fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let Ok(slot) = SLOT.try_with(Cell::get) else {
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     };
     // A handler here runs a whole call, a thread's first use included (it
     // creates and seeds the page): `PAGE` is read only under the mark, below.
     inject!(SlowSlotRead);
     if in_use(slot) {
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
     // From here on, a handler is served by the OS.
@@ -408,7 +408,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // leaves the mark set, caught above); `creating()` (set only under the
         // mark) is not reached here, kept for safety.
         set_slot(slot);
-        return crate::error::os_fill(dst);
+        return crate::os::fill(dst);
     }
     // A page made by this call: this thread's first use (the first seeding
     // is then mixed with the cheap sources only, unless the generation moved).
@@ -418,7 +418,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
             Some(page) => page,
             None => {
                 set_slot(slot);
-                return crate::error::os_fill(dst);
+                return crate::os::fill(dst);
             }
         }
     } else {

@@ -67,6 +67,13 @@ struct GoAccept {
     next: &'static [u8],
 }
 
+/// `reject INPUT VERDICT WANT` of go_chacha8_states.txt: Go refuses `input`,
+/// `restore` must return `want`.
+struct GoReject {
+    input: &'static [u8],
+    want: RestoreError,
+}
+
 include!(concat!(env!("OUT_DIR"), "/kats.rs"));
 
 /// The longest golden stream (bytes).
@@ -533,11 +540,11 @@ fn go_states(checks: &mut Checks<'_>) {
             },
         );
     }
-    for (i, input) in GO_REJECT.iter().enumerate() {
+    for (i, r) in GO_REJECT.iter().enumerate() {
         checks.check(format_args!("go-reject:{i}"), |c| {
             c.holds(
-                "restore accepted an input Go refuses",
-                ChaChaKeyErasureRng::restore(input).is_err(),
+                "restore must refuse an input Go refuses, for the named reason",
+                ChaChaKeyErasureRng::restore(r.input).err() == Some(r.want),
             )
         });
     }

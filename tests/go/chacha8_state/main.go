@@ -110,10 +110,18 @@ var scripts = []string{
 	"r4096,u,r1",
 }
 
+// A crafted input Go refuses, and the ratchet_rng::RestoreError variant that
+// ChaChaKeyErasureRng::restore must return for it (Go has one error for all but
+// the readbuf part, so the finer reason is named here, beside the input).
+type rejected struct {
+	in   []byte
+	want string
+}
+
 // Inputs that Go's UnmarshalBinary accepts although MarshalBinary never writes
 // them, and inputs it refuses; made from the key of seed 1 (used-word counts
 // and readbuf parts varied around the state after "u*5").
-func crafted() (accept, reject [][]byte) {
+func crafted() (accept [][]byte, reject []rejected) {
 	c := rand.NewChaCha8(seedOf(seeds[1]))
 	run(c, "u*5")
 	plain, _ := c.MarshalBinary() // chacha8: used=5, no readbuf
@@ -138,12 +146,27 @@ func crafted() (accept, reject [][]byte) {
 		rb(8, state(0)), rb(8, state(124)), rb(5, state(1)),
 	}
 	bad := state(5)
-	reject = [][]byte{
-		{}, []byte("chacha8"), state(125), state(1 << 32), state(^uint64(0)),
-		bad[:47], append(append([]byte{}, bad...), 0), []byte("chacha9:" + string(bad[8:])),
-		[]byte("readbuf:"), rb(3, nil)[:10], rb(9, state(5)), rb(255, state(5)),
-		rb(3, state(125)), rb(3, bad[:40]), rb(0, rb(0, state(5))),
-		append([]byte("READBUF:\x00"), bad...), []byte("readbuf"),
+	reject = []rejected{
+		{[]byte{}, "WrongLength"},
+		{[]byte("chacha8"), "WrongLength"},
+		{state(125), "BadPosition"},
+		{state(1 << 32), "BadPosition"},
+		{state(^uint64(0)), "BadPosition"},
+		{bad[:47], "WrongLength"},
+		{append(append([]byte{}, bad...), 0), "WrongLength"},
+		{[]byte("chacha9:" + string(bad[8:])), "BadMagic"},
+		{[]byte("readbuf:"), "BadReadBuffer"},
+		{rb(3, nil)[:10], "BadReadBuffer"},
+		{rb(9, state(5)), "BadReadBuffer"},
+		{rb(255, state(5)), "BadReadBuffer"},
+		{rb(3, state(125)), "BadPosition"},
+		{rb(3, bad[:40]), "WrongLength"},
+		{rb(0, rb(0, state(5))), "BadMagic"},
+		{append([]byte("READBUF:\x00"), bad...), "BadMagic"},
+		{[]byte("readbuf"), "BadMagic"},
+		// A whole readbuf part and no state at all: the state's length is wrong,
+		// the readbuf is not.
+		{rb(3, nil), "WrongLength"},
 	}
 	return accept, reject
 }
@@ -169,12 +192,12 @@ func main() {
 			}
 			fmt.Printf("accept %x %s %s\n", in, marshal(c), next(c, 64))
 		}
-		for _, in := range reject {
-			_, verdict := restore(in)
+		for _, r := range reject {
+			_, verdict := restore(r.in)
 			if verdict == "ok" {
-				die("crafted input %x accepted", in)
+				die("crafted input %x accepted", r.in)
 			}
-			fmt.Printf("reject %x %s\n", in, verdict)
+			fmt.Printf("reject %x %s %s\n", r.in, verdict, r.want)
 		}
 	case "save":
 		if len(os.Args) != 4 {
