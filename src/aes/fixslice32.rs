@@ -360,21 +360,32 @@ fn shift_rows(state: &mut State, times: usize) {
 fn mix_columns<const LAG: u32>(state: &mut State) {
     let below = |x: u32| rotate_rows_and_columns(x, 1, LAG);
     let two_below = |x: u32| rotate_rows_and_columns(x, 2, 2 * LAG);
+    // Plane by plane, in order, so that few values are live at once (13
+    // registers on ARMv7-M): plane `i` needs only planes `i - 1` and 7 of `t`.
     let [s0, s1, s2, s3, s4, s5, s6, s7] = *state;
-    let (b0, b1, b2, b3) = (below(s0), below(s1), below(s2), below(s3));
-    let (b4, b5, b6, b7) = (below(s4), below(s5), below(s6), below(s7));
-    let (t0, t1, t2, t3) = (s0 ^ b0, s1 ^ b1, s2 ^ b2, s3 ^ b3);
-    let (t4, t5, t6, t7) = (s4 ^ b4, s5 ^ b5, s6 ^ b6, s7 ^ b7);
-    *state = [
-        t7 ^ b0 ^ two_below(t0),
-        t0 ^ t7 ^ b1 ^ two_below(t1),
-        t1 ^ b2 ^ two_below(t2),
-        t2 ^ t7 ^ b3 ^ two_below(t3),
-        t3 ^ t7 ^ b4 ^ two_below(t4),
-        t4 ^ b5 ^ two_below(t5),
-        t5 ^ b6 ^ two_below(t6),
-        t6 ^ b7 ^ two_below(t7),
-    ];
+    let (b7, b0) = (below(s7), below(s0));
+    let (t7, t0) = (s7 ^ b7, s0 ^ b0);
+    let out0 = t7 ^ b0 ^ two_below(t0);
+    let b1 = below(s1);
+    let t1 = s1 ^ b1;
+    let out1 = t0 ^ t7 ^ b1 ^ two_below(t1);
+    let b2 = below(s2);
+    let t2 = s2 ^ b2;
+    let out2 = t1 ^ b2 ^ two_below(t2);
+    let b3 = below(s3);
+    let t3 = s3 ^ b3;
+    let out3 = t2 ^ t7 ^ b3 ^ two_below(t3);
+    let b4 = below(s4);
+    let t4 = s4 ^ b4;
+    let out4 = t3 ^ t7 ^ b4 ^ two_below(t4);
+    let b5 = below(s5);
+    let t5 = s5 ^ b5;
+    let out5 = t4 ^ b5 ^ two_below(t5);
+    let b6 = below(s6);
+    let t6 = s6 ^ b6;
+    let out6 = t5 ^ b6 ^ two_below(t6);
+    let out7 = t6 ^ b7 ^ two_below(t7);
+    *state = [out0, out1, out2, out3, out4, out5, out6, out7];
 }
 
 // ---------------------------------------------------------------------------
