@@ -30,11 +30,13 @@
 //! # The pool
 //!
 //! A pool is the keystream of counter blocks 0..256, so a counter block is
-//! zero except for its last byte: [`counter_state`] writes the two blocks of
-//! a batch straight into planes, with no transposition. The key changes at
-//! every pool (fast key erasure), so each pool expands its key once, directly
-//! into the fixsliced round keys, and the round keys stay in place for the
-//! pool's 128 batches.
+//! zero except for its last byte. After the first AddRoundKey only that byte
+//! differs between the blocks of a pool: [`FirstSubBytes`] computes the first
+//! SubBytes of all 256 blocks once per key (8 bitsliced evaluations instead
+//! of 128) and a batch starts from it, with no transposition of its counters.
+//! The key changes at every pool (fast key erasure), so each pool expands its
+//! key once, directly into the fixsliced round keys, which stay in place for
+//! the pool's 128 batches.
 #![forbid(unsafe_code)]
 
 use core::fmt;
@@ -109,23 +111,110 @@ impl fmt::Debug for RoundKeys {
 /// the round keys and the state are zeroized before returning.
 pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
     let mut rk = RoundKeys::zeroed();
+    let mut first = FirstSubBytes::zeroed();
     let mut state: State = [0; 8];
     for pool in out {
         expand_key(key, &mut rk);
+        first.compute(&rk);
         // Blocks 0 and 1, one batch, are the next key.
-        state = counter_state(0);
-        cipher(&rk, &mut state);
+        state = first.of_batch(0);
+        rounds_after_first_sub_bytes(&rk, &mut state);
         store(&state, key);
         // Blocks 2..256 straight into the output.
         let (batches, _) = pool.as_chunks_mut::<BATCH_BYTES>();
         for (j, batch) in batches.iter_mut().enumerate() {
-            state = counter_state(BATCH_BLOCKS * (j + 1));
-            cipher(&rk, &mut state);
+            state = first.of_batch(BATCH_BLOCKS * (j + 1));
+            rounds_after_first_sub_bytes(&rk, &mut state);
             store(&state, batch);
         }
     }
     state.zeroize();
-    // `rk` is zeroized as it drops here.
+    // `rk` and `first` are zeroized as they drop here.
+}
+
+/// The first round's SubBytes for every batch of a pool, computed once per
+/// key (counter-mode caching): a counter block of the pool is zero but for
+/// its last byte, so after AddRoundKey 0 the 15 other bytes of every block are
+/// those of round key 0, and only byte 15 takes the 256 values
+/// `rk0[15] ^ j`. Their S-box outputs take 8 bitsliced evaluations of 32
+/// bytes instead of one per batch.
+///
+/// # Security
+///
+/// Secret (derived from the key); zeroized on drop. A batch reads its bits at
+/// an index and a shift given by its counter, which is public.
+struct FirstSubBytes {
+    /// SubBytes of round key 0, with the bits of byte 15 (positions 30 and
+    /// 31) cleared.
+    base: State,
+    /// `last_byte[m]`, plane `i`, bit `p`: bit `i` of `S(rk0[15] ^ (32 * m + p))`.
+    last_byte: [State; 8],
+}
+
+/// Positions of byte 15 (row 3, column 3) of both blocks in a plane.
+const LAST_BYTE_BITS: u32 = 0b11 << 30;
+
+impl FirstSubBytes {
+    const fn zeroed() -> Self {
+        Self {
+            base: [0; 8],
+            last_byte: [[0; 8]; 8],
+        }
+    }
+
+    /// Computes the table for round key 0 of `rk`.
+    fn compute(&mut self, rk: &RoundKeys) {
+        let rk0 = rk.planes[0];
+        self.base = rk0;
+        sub_bytes(&mut self.base);
+        self.base = map_planes(self.base, |x| x & !LAST_BYTE_BITS);
+        // Bit `i` of rk0[15], all ones or all zeros (round key 0 has lag 0, so
+        // byte 15 is at positions 30 and 31 of each plane).
+        let key_bit = map_planes(rk0, |x| 0u32.wrapping_sub((x >> 30) & 1));
+        // Plane `i` of the bytes 32 * m + p, p = 0..32: bit `i` of p for
+        // `i` < 5, bit `i - 5` of m above.
+        const LOW_PATTERNS: [u32; 5] = [
+            0xaaaa_aaaa,
+            0xcccc_cccc,
+            0xf0f0_f0f0,
+            0xff00_ff00,
+            0xffff_0000,
+        ];
+        for (m, planes) in self.last_byte.iter_mut().enumerate() {
+            let m = m as u32;
+            let counters: State = [
+                LOW_PATTERNS[0],
+                LOW_PATTERNS[1],
+                LOW_PATTERNS[2],
+                LOW_PATTERNS[3],
+                LOW_PATTERNS[4],
+                0u32.wrapping_sub(m & 1),
+                0u32.wrapping_sub((m >> 1) & 1),
+                0u32.wrapping_sub((m >> 2) & 1),
+            ];
+            *planes = zip_planes(counters, key_bit, |c, k| c ^ k);
+            sub_bytes(planes);
+        }
+    }
+
+    /// The state after the first round's SubBytes for counter blocks `first`
+    /// and `first + 1` (`first` even, below 255).
+    #[inline(always)]
+    fn of_batch(&self, first: usize) -> State {
+        debug_assert!(first.is_multiple_of(2) && first < 255);
+        let bits = &self.last_byte[first / 32];
+        let shift = (first % 32) as u32;
+        zip_planes(self.base, *bits, |base, bits| {
+            base | (((bits >> shift) & 0b11) << 30)
+        })
+    }
+}
+
+impl Drop for FirstSubBytes {
+    fn drop(&mut self) {
+        self.base.zeroize();
+        self.last_byte.zeroize();
+    }
 }
 
 /// Writes the AES-256-CTR keystream under `key` starting at `counter` into
@@ -250,17 +339,25 @@ fn round_key_planes(words: &[u32], round: usize) -> State {
 // ---------------------------------------------------------------------------
 
 /// FIPS 197 Cipher on a bitsliced state, fixsliced: see the module docs.
-#[inline]
 fn cipher(rk: &RoundKeys, state: &mut State) {
     add_round_key(state, &rk.planes[0]);
-    // Rounds 1..=12, the lag cycling 1, 2, 3, 0.
-    for r in [1, 5, 9] {
-        round::<1>(state, &rk.planes[r]);
-        round::<2>(state, &rk.planes[r + 1]);
-        round::<3>(state, &rk.planes[r + 2]);
-        round::<0>(state, &rk.planes[r + 3]);
+    sub_bytes(state);
+    rounds_after_first_sub_bytes(rk, state);
+}
+
+/// The Cipher from the first round's MixColumns on (the pool computes the
+/// first AddRoundKey and SubBytes once per key: [`FirstSubBytes`]).
+#[inline(never)]
+fn rounds_after_first_sub_bytes(rk: &RoundKeys, state: &mut State) {
+    mix_columns::<1>(state);
+    add_round_key(state, &rk.planes[1]);
+    // Rounds 2..=13, the lag cycling 2, 3, 0, 1.
+    for r in [2, 6, 10] {
+        round::<2>(state, &rk.planes[r]);
+        round::<3>(state, &rk.planes[r + 1]);
+        round::<0>(state, &rk.planes[r + 2]);
+        round::<1>(state, &rk.planes[r + 3]);
     }
-    round::<1>(state, &rk.planes[13]);
     // The final round has no MixColumns; its ShiftRows is the 14th one
     // skipped, leaving a lag of 2, which `shift_rows(2)` removes.
     sub_bytes(state);
@@ -468,30 +565,8 @@ fn store(state: &State, out: &mut [u8; BATCH_BYTES]) {
     for (chunk, w) in chunks.iter_mut().zip(&words) {
         *chunk = w.to_le_bytes();
     }
-    words.zeroize();
-}
-
-/// The planes of counter blocks `first` and `first + 1` (`first` even, below
-/// 255), with no transposition: both blocks are zero but for their last byte
-/// (byte 15: row 3, column 3, bit positions 30 and 31), which holds the
-/// counter. The counter is public.
-#[inline(always)]
-fn counter_state(first: usize) -> State {
-    debug_assert!(first.is_multiple_of(2) && first < 255);
-    let plane = |i: usize| {
-        let bit = |counter: usize| ((counter >> i) & 1) as u32;
-        (bit(first) << 30) | (bit(first + 1) << 31)
-    };
-    [
-        plane(0),
-        plane(1),
-        plane(2),
-        plane(3),
-        plane(4),
-        plane(5),
-        plane(6),
-        plane(7),
-    ]
+    // Not zeroized: the words are the output just written to `out`, and
+    // zeroizing would keep them in memory instead of registers.
 }
 
 #[cfg(test)]
@@ -527,12 +602,22 @@ mod tests {
     }
 
     #[test]
-    fn counter_state_is_the_bitsliced_counter_blocks() {
-        for first in (0..255).step_by(2) {
+    fn first_sub_bytes_is_the_first_round_of_every_pool_batch() {
+        let mut rk = RoundKeys::zeroed();
+        expand_key(
+            &core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ 0xc3),
+            &mut rk,
+        );
+        let mut first = FirstSubBytes::zeroed();
+        first.compute(&rk);
+        for j in (0..256).step_by(2) {
             let mut bytes = [0u8; BATCH_BYTES];
-            bytes[..BLOCK_BYTES].copy_from_slice(&(first as u128).to_be_bytes());
-            bytes[BLOCK_BYTES..].copy_from_slice(&(first as u128 + 1).to_be_bytes());
-            assert_eq!(counter_state(first), bitslice(&bytes), "counter {first}");
+            bytes[..BLOCK_BYTES].copy_from_slice(&(j as u128).to_be_bytes());
+            bytes[BLOCK_BYTES..].copy_from_slice(&(j as u128 + 1).to_be_bytes());
+            let mut want = bitslice(&bytes);
+            add_round_key(&mut want, &rk.planes[0]);
+            sub_bytes(&mut want);
+            assert_eq!(first.of_batch(j), want, "counter {j}");
         }
     }
 
