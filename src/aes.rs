@@ -7,10 +7,17 @@
 //! | backend       | file              | instructions                        |
 //! |---------------|-------------------|-------------------------------------|
 //! | `soft`        | `soft.rs`         | none (bitsliced `u64` code)          |
+//! | `soft` (32-bit targets) | `fixslice32.rs` | none (bitsliced `u32` code) |
 //! | `x86_aesni`   | `x86_aesni.rs`    | AES-NI, 128-bit, 8 blocks in flight  |
 //! | `x86_vaes256` | `x86_vaes256.rs`  | AVX2 + VAES, 2 blocks per register   |
 //! | `x86_vaes512` | `x86_vaes512.rs`  | AVX512F + VAES, 4 blocks per register |
 //! | `aarch64_aes` | `aarch64_aes.rs`  | ARMv8 AESE/AESMC, 8 blocks in flight |
+//!
+//! The portable backend `Soft` is `soft.rs` on 64-bit targets and WebAssembly,
+//! and `fixslice32.rs` (the same fixslicing on `u32` planes, two blocks at a
+//! time) where `u32` is the widest native integer: `cfg(ratchet_rng_portable32)`,
+//! set by `build.rs`, chosen at compile time (a microcontroller probes nothing).
+//! `fixslice32.rs` is compiled and tested against `soft.rs` on every target.
 //!
 //! Each SIMD backend has a safe `#[target_feature]` `fill_pools` that does all
 //! the requested pools inside the target-feature boundary, and a

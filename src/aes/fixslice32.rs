@@ -610,7 +610,13 @@ mod tests {
         );
         let mut first = FirstSubBytes::zeroed();
         first.compute(&rk);
-        for j in (0..256).step_by(2) {
+        // Under Miri, the batches at the edges of the table's words.
+        let batches: std::vec::Vec<usize> = if cfg!(miri) {
+            std::vec![0, 2, 30, 32, 126, 128, 254]
+        } else {
+            (0..256).step_by(2).collect()
+        };
+        for j in batches {
             let mut bytes = [0u8; BATCH_BYTES];
             bytes[..BLOCK_BYTES].copy_from_slice(&(j as u128).to_be_bytes());
             bytes[BLOCK_BYTES..].copy_from_slice(&(j as u128 + 1).to_be_bytes());
