@@ -365,41 +365,35 @@ mod tests {
         c
     }
 
-    /// A kernel's two entry points, for [`check_kernel_against_soft`].
-    struct Kernel<P, K> {
-        name: &'static str,
-        fill_pools: P,
-        ctr_keystream: K,
+    /// A kernel under test against `soft.rs`: a backend through the
+    /// dispatch, or the 32-bit portable kernel called directly (it is `Soft`'s
+    /// kernel on 32-bit targets only, and tested on every target).
+    #[derive(Clone, Copy)]
+    enum Kernel {
+        Backend(AesBackend),
+        Fixslice32,
     }
 
-    /// The kernel of `backend`, through the dispatch.
-    fn backend_kernel(
-        backend: AesBackend,
-    ) -> Kernel<
-        impl Fn(&mut [u8; 32], &mut [[u8; POOL_OUTPUT_BYTES]]),
-        impl Fn(&[u8; 32], u128, &mut [[u8; BLOCK_BYTES]]),
-    > {
-        Kernel {
-            name: backend.name(),
-            fill_pools: move |key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]| {
-                fill_pools(backend, key, out)
-            },
-            ctr_keystream: move |key: &[u8; 32], counter, out: &mut [[u8; BLOCK_BYTES]]| {
-                ctr_keystream(backend, key, counter, out)
-            },
+    impl Kernel {
+        fn name(self) -> &'static str {
+            match self {
+                Self::Backend(backend) => backend.name(),
+                Self::Fixslice32 => "fixslice32",
+            }
         }
-    }
 
-    /// The 32-bit portable kernel, called directly (it is `Soft`'s kernel on
-    /// 32-bit targets only, and tested everywhere).
-    fn fixslice32_kernel() -> Kernel<
-        impl Fn(&mut [u8; 32], &mut [[u8; POOL_OUTPUT_BYTES]]),
-        impl Fn(&[u8; 32], u128, &mut [[u8; BLOCK_BYTES]]),
-    > {
-        Kernel {
-            name: "fixslice32",
-            fill_pools: fixslice32::fill_pools,
-            ctr_keystream: fixslice32::ctr_keystream,
+        fn fill_pools(self, key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+            match self {
+                Self::Backend(backend) => fill_pools(backend, key, out),
+                Self::Fixslice32 => fixslice32::fill_pools(key, out),
+            }
+        }
+
+        fn ctr_keystream(self, key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+            match self {
+                Self::Backend(backend) => ctr_keystream(backend, key, counter, out),
+                Self::Fixslice32 => fixslice32::ctr_keystream(key, counter, out),
+            }
         }
     }
 
@@ -420,40 +414,36 @@ mod tests {
     }
 
     fn check_backend_against_soft(backend: AesBackend, key: [u8; 32]) -> Result<(), String> {
-        check_kernel_against_soft(&backend_kernel(backend), key, &POOL_BATCHES, &CTR_LENGTHS)
+        check_kernel_against_soft(Kernel::Backend(backend), key, &POOL_BATCHES, &CTR_LENGTHS)
     }
 
     /// `kernel` against `soft.rs`: chained pools (`pool_batches`), and the
     /// keystream of `ctr_lengths` blocks from counters at and near the
     /// wrap-around.
-    fn check_kernel_against_soft<P, K>(
-        kernel: &Kernel<P, K>,
+    fn check_kernel_against_soft(
+        kernel: Kernel,
         key: [u8; 32],
         pool_batches: &[usize],
         ctr_lengths: &[usize],
-    ) -> Result<(), String>
-    where
-        P: Fn(&mut [u8; 32], &mut [[u8; POOL_OUTPUT_BYTES]]),
-        K: Fn(&[u8; 32], u128, &mut [[u8; BLOCK_BYTES]]),
-    {
+    ) -> Result<(), String> {
         for &pools in pool_batches {
             let want = spec_pools(key, pools);
             let mut got_key = key;
             let mut got = vec![[0u8; POOL_OUTPUT_BYTES]; pools];
-            (kernel.fill_pools)(&mut got_key, &mut got);
+            kernel.fill_pools(&mut got_key, &mut got);
             if (got_key, got.as_flattened().to_vec()) != want {
-                return Err(std::format!("{}: fill_pools, {pools} pools", kernel.name));
+                return Err(std::format!("{}: fill_pools, {pools} pools", kernel.name()));
             }
         }
         for counter in [0, 3, u128::MAX, u128::MAX - 1, u128::MAX - 17] {
             for &len in ctr_lengths {
                 let want = spec_keystream(&key, counter, len);
                 let mut got = vec![[0u8; BLOCK_BYTES]; len];
-                (kernel.ctr_keystream)(&key, counter, &mut got);
+                kernel.ctr_keystream(&key, counter, &mut got);
                 if got.as_flattened() != want.as_slice() {
                     return Err(std::format!(
                         "{}: ctr_keystream, counter {counter:#x}, {len} blocks",
-                        kernel.name
+                        kernel.name()
                     ));
                 }
             }
@@ -470,14 +460,14 @@ mod tests {
         } else {
             (&POOL_BATCHES, &CTR_LENGTHS)
         };
-        let kernel = fixslice32_kernel();
+        let kernel = Kernel::Fixslice32;
         let keys: &[[u8; 32]] = if cfg!(miri) {
             &[[0x5a; 32]]
         } else {
             &[[0; 32], [0xff; 32], [0x5a; 32]]
         };
         for key in keys {
-            check_kernel_against_soft(&kernel, *key, pool_batches, ctr_lengths).unwrap();
+            check_kernel_against_soft(kernel, *key, pool_batches, ctr_lengths).unwrap();
         }
         if !cfg!(miri) {
             let key = core::array::from_fn(|i| i as u8);
@@ -527,7 +517,7 @@ mod tests {
         #[cfg_attr(miri, ignore = "pools take minutes under Miri; the fixed-key test runs one")]
         fn fixslice32_matches_soft_on_random_keys(key in any::<[u8; 32]>()) {
             let result = check_kernel_against_soft(
-                &fixslice32_kernel(), key, &[1, 2], &[0, 1, 2, 3, 17, 256],
+                Kernel::Fixslice32, key, &[1, 2], &[0, 1, 2, 3, 17, 256],
             );
             prop_assert!(result.is_ok(), "{}", result.unwrap_err());
         }

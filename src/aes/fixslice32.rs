@@ -632,8 +632,8 @@ mod tests {
         // FIPS 197 Figure 7: S(00) = 63, S(53) = ed, S(01) = 7c, S(ff) = 16.
         assert_eq!(sub_word(0x0053_01ff), 0x63ed_7c16);
         for x in 0..=255u32 {
-            let word = x * 0x0101_0101 ^ 0x00ff_5a00;
-            let bytes = word.to_be_bytes().map(|b| soft_sbox(b));
+            let word = (x * 0x0101_0101) ^ 0x00ff_5a00;
+            let bytes = word.to_be_bytes().map(soft_sbox);
             assert_eq!(sub_word(word), u32::from_be_bytes(bytes), "{word:#010x}");
         }
     }
