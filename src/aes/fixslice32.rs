@@ -310,27 +310,29 @@ fn sub_word(word: u32) -> u32 {
 }
 
 /// Round key `round` from its four schedule words: given the lag of the state
-/// it meets (ShiftRows undone `round` times, on the bytes: the amount is not a
-/// constant here), repeated in both blocks and packed into planes.
+/// it meets (ShiftRows undone `round` times; the amount is not a constant
+/// here, so on the bytes), repeated in both blocks and packed into planes.
 #[inline(never)]
 fn round_key_planes(words: &[u32], round: usize) -> State {
-    let mut spec = [0u8; BLOCK_BYTES];
-    for (chunk, word) in spec.chunks_exact_mut(4).zip(words) {
-        chunk.copy_from_slice(&word.to_be_bytes());
-    }
-    // Byte `n` is at row `n % 4`, column `n / 4`. With lag `lag`, the byte the
-    // specification has at row `i`, column `c` sits at column `c + lag * i`.
+    // With lag `lag`, the byte the specification has at row `i`, column `k`
+    // sits at column `k + lag * i`: column `c` holds, at row `i`, the byte of
+    // specification column `c - lag * i`, which is byte `i` (from the most
+    // significant) of schedule word `c - lag * i`. A column is loaded little
+    // endian (row `i` at bits `8 * i`), as `bitslice` does.
     let lag = round % 4;
-    let mut bytes = [0u8; BATCH_BYTES];
-    for (n, byte) in spec.iter().enumerate() {
-        let (row, column) = (n % 4, n / 4);
-        let at = 4 * ((column + lag * row) % 4) + row;
-        bytes[at] = *byte;
-        bytes[BLOCK_BYTES + at] = *byte;
+    let mut columns = [0u32; 8];
+    for c in 0..4 {
+        let mut column = 0;
+        for (i, shift) in [24, 16, 8, 0].into_iter().enumerate() {
+            let k = (c + 4 * 4 - lag * i) % 4;
+            column |= ((words[k] >> shift) & 0xff) << (8 * i);
+        }
+        // Both blocks of a batch.
+        columns[c] = column;
+        columns[4 + c] = column;
     }
-    spec.zeroize();
-    let planes = bitslice(&bytes);
-    bytes.zeroize();
+    let planes = bitslice_words(columns);
+    columns.zeroize();
     planes
 }
 
@@ -542,6 +544,14 @@ fn bitslice(bytes: &[u8; BATCH_BYTES]) -> State {
     for (w, chunk) in words.iter_mut().zip(chunks) {
         *w = u32::from_le_bytes(*chunk);
     }
+    let state = bitslice_words(words);
+    words.zeroize();
+    state
+}
+
+/// [`bitslice`] from the eight words it loads (word `4 * block + column`).
+#[inline(always)]
+fn bitslice_words(mut words: [u32; 8]) -> State {
     exchange_index_bits::<2, 0>(&mut words);
     exchange_index_bits::<0, 1>(&mut words);
     exchange_index_bits::<1, 2>(&mut words);
