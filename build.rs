@@ -148,4 +148,14 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
             println!("cargo::rustc-cfg={cfg}");
         }
     }
+
+    // The portable kernels for 32-bit cores (`aes/fixslice32.rs`), chosen at
+    // compile time where `u32` is the widest native integer: 32-bit targets but
+    // WebAssembly, whose `i64` is native. `--cfg ratchet_rng_portable32` in
+    // RUSTFLAGS selects them on any target (x86_64 runs of Valgrind and Miri).
+    let pointer_width = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
+    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_portable32)");
+    if pointer_width == "32" && arch != "wasm32" {
+        println!("cargo::rustc-cfg=ratchet_rng_portable32");
+    }
 }

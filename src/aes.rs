@@ -7,10 +7,17 @@
 //! | backend       | file              | instructions                        |
 //! |---------------|-------------------|-------------------------------------|
 //! | `soft`        | `soft.rs`         | none (bitsliced `u64` code)          |
+//! | `soft` (32-bit targets) | `fixslice32.rs` | none (bitsliced `u32` code) |
 //! | `x86_aesni`   | `x86_aesni.rs`    | AES-NI, 128-bit, 8 blocks in flight  |
 //! | `x86_vaes256` | `x86_vaes256.rs`  | AVX2 + VAES, 2 blocks per register   |
 //! | `x86_vaes512` | `x86_vaes512.rs`  | AVX512F + VAES, 4 blocks per register |
 //! | `aarch64_aes` | `aarch64_aes.rs`  | ARMv8 AESE/AESMC, 8 blocks in flight |
+//!
+//! The portable backend `Soft` is `soft.rs` on 64-bit targets and WebAssembly,
+//! and `fixslice32.rs` (the same fixslicing on `u32` planes, two blocks at a
+//! time) where `u32` is the widest native integer: `cfg(ratchet_rng_portable32)`,
+//! set by `build.rs`, chosen at compile time (a microcontroller probes nothing).
+//! `fixslice32.rs` is compiled and tested against `soft.rs` on every target.
 //!
 //! Each SIMD backend has a safe `#[target_feature]` `fill_pools` that does all
 //! the requested pools inside the target-feature boundary, and a
@@ -164,6 +171,8 @@ macro_rules! pool_kernel {
 
 pub(crate) mod soft;
 
+mod fixslice32;
+
 #[cfg(ratchet_rng_x86_aesni)]
 mod x86_aesni;
 
@@ -200,6 +209,36 @@ const ROUNDS: usize = 14;
 )]
 const NEXT_KEY_BYTES: usize = 32;
 
+// The portable backend (`AesBackend::Soft`), chosen at compile time: the
+// 32-bit fixsliced kernel where `u32` is the widest native integer (Cortex-M,
+// RV32, i686: a `u64` operation is two or more instructions there), the 64-bit
+// one elsewhere. WebAssembly keeps the 64-bit kernel: its `i64` operations are
+// native, and engines run it on 64-bit hosts. Both produce the same bytes; the
+// tests below compare the 32-bit kernel with `soft` on every target.
+
+/// `fill_pools` on the portable backend of this target.
+#[inline]
+fn portable_fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+    if cfg!(ratchet_rng_portable32) {
+        fixslice32::fill_pools(key, out);
+    } else {
+        soft::fill_pools(key, out);
+    }
+}
+
+/// `ctr_keystream` on the portable backend of this target.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "used by the tests and the `hazmat` feature")
+)]
+fn portable_ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+    if cfg!(ratchet_rng_portable32) {
+        fixslice32::ctr_keystream(key, counter, out);
+    } else {
+        soft::ctr_keystream(&soft::expand_key(key), counter, out);
+    }
+}
+
 /// Fills consecutive pools: for each, the AES-256-CTR keystream of 4096 bytes
 /// under `key` from counter 0, whose first 32 bytes replace `key` and whose other
 /// 4064 bytes are written to the pool.
@@ -210,7 +249,7 @@ pub(crate) fn fill_pools(
     out: &mut [[u8; POOL_OUTPUT_BYTES]],
 ) {
     match backend {
-        AesBackend::Soft => soft::fill_pools(key, out),
+        AesBackend::Soft => portable_fill_pools(key, out),
         #[cfg(ratchet_rng_x86_aesni)]
         // SAFETY: the variant holds a `Detected`, made only by `backend.rs` after
         // it found AES-NI on this CPU; that is all the kernel's features ("aes").
@@ -244,7 +283,7 @@ pub(crate) fn ctr_keystream(
     out: &mut [[u8; BLOCK_BYTES]],
 ) {
     match backend {
-        AesBackend::Soft => soft::ctr_keystream(&soft::expand_key(key), counter, out),
+        AesBackend::Soft => portable_ctr_keystream(key, counter, out),
         #[cfg(ratchet_rng_x86_aesni)]
         // SAFETY: the variant proves AES-NI (see `fill_pools`).
         AesBackend::X86Aesni(_) => unsafe { x86_aesni::ctr_keystream(key, counter, out) },
@@ -313,14 +352,6 @@ mod tests {
         ran
     }
 
-    /// `pools` chained pools on `backend` from `key`: (final key, output).
-    fn pools_on(backend: AesBackend, key: [u8; 32], pools: usize) -> ([u8; 32], Vec<u8>) {
-        let mut key = key;
-        let mut out = vec![[0u8; POOL_OUTPUT_BYTES]; pools];
-        fill_pools(backend, &mut key, &mut out);
-        (key, out.as_flattened().to_vec())
-    }
-
     fn keystream_on(backend: AesBackend, key: &[u8; 32], counter: u128, len: usize) -> Vec<u8> {
         let mut out = vec![[0u8; BLOCK_BYTES]; len];
         ctr_keystream(backend, key, counter, &mut out);
@@ -334,30 +365,124 @@ mod tests {
         c
     }
 
+    /// A kernel under test against `soft.rs`: a backend through the
+    /// dispatch, or the 32-bit portable kernel called directly (it is `Soft`'s
+    /// kernel on 32-bit targets only, and tested on every target).
+    #[derive(Clone, Copy)]
+    enum Kernel {
+        Backend(AesBackend),
+        Fixslice32,
+    }
+
+    impl Kernel {
+        fn name(self) -> &'static str {
+            match self {
+                Self::Backend(backend) => backend.name(),
+                Self::Fixslice32 => "fixslice32",
+            }
+        }
+
+        fn fill_pools(self, key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+            match self {
+                Self::Backend(backend) => fill_pools(backend, key, out),
+                Self::Fixslice32 => fixslice32::fill_pools(key, out),
+            }
+        }
+
+        fn ctr_keystream(self, key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+            match self {
+                Self::Backend(backend) => ctr_keystream(backend, key, counter, out),
+                Self::Fixslice32 => fixslice32::ctr_keystream(key, counter, out),
+            }
+        }
+    }
+
+    /// `pools` chained pools of the specification, `soft.rs` (whatever
+    /// `Soft` dispatches to on this target): (final key, output).
+    fn spec_pools(key: [u8; 32], pools: usize) -> ([u8; 32], Vec<u8>) {
+        let mut key = key;
+        let mut out = vec![[0u8; POOL_OUTPUT_BYTES]; pools];
+        soft::fill_pools(&mut key, &mut out);
+        (key, out.as_flattened().to_vec())
+    }
+
+    /// The specification's keystream (`soft.rs`).
+    fn spec_keystream(key: &[u8; 32], counter: u128, len: usize) -> Vec<u8> {
+        let mut out = vec![[0u8; BLOCK_BYTES]; len];
+        soft::ctr_keystream(&soft::expand_key(key), counter, &mut out);
+        out.as_flattened().to_vec()
+    }
+
     fn check_backend_against_soft(backend: AesBackend, key: [u8; 32]) -> Result<(), String> {
-        for pools in POOL_BATCHES {
-            let want = pools_on(AesBackend::Soft, key, pools);
-            let got = pools_on(backend, key, pools);
-            if got != want {
-                return Err(std::format!(
-                    "{}: fill_pools, {pools} pools",
-                    backend.name()
-                ));
+        check_kernel_against_soft(Kernel::Backend(backend), key, &POOL_BATCHES, &CTR_LENGTHS)
+    }
+
+    /// `kernel` against `soft.rs`: chained pools (`pool_batches`), and the
+    /// keystream of `ctr_lengths` blocks from counters at and near the
+    /// wrap-around.
+    fn check_kernel_against_soft(
+        kernel: Kernel,
+        key: [u8; 32],
+        pool_batches: &[usize],
+        ctr_lengths: &[usize],
+    ) -> Result<(), String> {
+        for &pools in pool_batches {
+            let want = spec_pools(key, pools);
+            let mut got_key = key;
+            let mut got = vec![[0u8; POOL_OUTPUT_BYTES]; pools];
+            kernel.fill_pools(&mut got_key, &mut got);
+            if (got_key, got.as_flattened().to_vec()) != want {
+                return Err(std::format!("{}: fill_pools, {pools} pools", kernel.name()));
             }
         }
         for counter in [0, 3, u128::MAX, u128::MAX - 1, u128::MAX - 17] {
-            for len in CTR_LENGTHS {
-                let want = keystream_on(AesBackend::Soft, &key, counter, len);
-                let got = keystream_on(backend, &key, counter, len);
-                if got != want {
+            for &len in ctr_lengths {
+                let want = spec_keystream(&key, counter, len);
+                let mut got = vec![[0u8; BLOCK_BYTES]; len];
+                kernel.ctr_keystream(&key, counter, &mut got);
+                if got.as_flattened() != want.as_slice() {
                     return Err(std::format!(
                         "{}: ctr_keystream, counter {counter:#x}, {len} blocks",
-                        backend.name()
+                        kernel.name()
                     ));
                 }
             }
         }
         Ok(())
+    }
+
+    #[test]
+    fn fixslice32_matches_soft_on_fixed_keys() {
+        // Under Miri (a pool takes tens of seconds), one pool and lengths
+        // around the 2-block batch.
+        let (pool_batches, ctr_lengths): (&[usize], &[usize]) = if cfg!(miri) {
+            (&[0, 1], &[0, 1, 2, 3])
+        } else {
+            (&POOL_BATCHES, &CTR_LENGTHS)
+        };
+        let kernel = Kernel::Fixslice32;
+        let keys: &[[u8; 32]] = if cfg!(miri) {
+            &[[0x5a; 32]]
+        } else {
+            &[[0; 32], [0xff; 32], [0x5a; 32]]
+        };
+        for key in keys {
+            check_kernel_against_soft(kernel, *key, pool_batches, ctr_lengths).unwrap();
+        }
+        if !cfg!(miri) {
+            let key = core::array::from_fn(|i| i as u8);
+            for counter in counters() {
+                for len in [1, 2, 3, 9, 33] {
+                    let mut got = vec![[0u8; BLOCK_BYTES]; len];
+                    fixslice32::ctr_keystream(&key, counter, &mut got);
+                    assert_eq!(
+                        got.as_flattened(),
+                        spec_keystream(&key, counter, len),
+                        "fixslice32: counter {counter:#x}, {len} blocks"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -371,7 +496,7 @@ mod tests {
                 for len in [1, 9, 33] {
                     assert_eq!(
                         keystream_on(backend, &key, counter, len),
-                        keystream_on(AesBackend::Soft, &key, counter, len),
+                        spec_keystream(&key, counter, len),
                         "{}: counter {counter:#x}, {len} blocks",
                         backend.name()
                     );
@@ -387,6 +512,15 @@ mod tests {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(32)
         ))]
+
+        #[test]
+        #[cfg_attr(miri, ignore = "pools take minutes under Miri; the fixed-key test runs one")]
+        fn fixslice32_matches_soft_on_random_keys(key in any::<[u8; 32]>()) {
+            let result = check_kernel_against_soft(
+                Kernel::Fixslice32, key, &[1, 2], &[0, 1, 2, 3, 17, 256],
+            );
+            prop_assert!(result.is_ok(), "{}", result.unwrap_err());
+        }
 
         #[test]
         fn backends_match_soft_on_random_keys(key in any::<[u8; 32]>()) {

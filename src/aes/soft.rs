@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 
 use core::fmt;
+use core::ops::{BitAnd, BitXor, Not};
 
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -318,7 +319,18 @@ fn add_round_key(state: &mut State, round_key: &State) {
 /// plane 7 and its output `S0` goes to our plane 7.
 #[inline(always)]
 fn sub_bytes(state: &mut State) {
-    let [u7, u6, u5, u4, u3, u2, u1, u0] = *state;
+    *state = sbox_circuit(*state);
+}
+
+/// The circuit of [`sub_bytes`] on eight planes of any width: plane `i` of the
+/// input holds bit `i` of the bytes, and so does plane `i` of the output. The
+/// 32-bit kernel (`fixslice32.rs`) evaluates the same circuit on `u32` planes.
+#[inline(always)]
+pub(super) fn sbox_circuit<W>(planes: [W; 8]) -> [W; 8]
+where
+    W: Copy + BitAnd<Output = W> + BitXor<Output = W> + Not<Output = W>,
+{
+    let [u7, u6, u5, u4, u3, u2, u1, u0] = planes;
 
     // Top linear layer.
     let y14 = u3 ^ u5;
@@ -441,7 +453,7 @@ fn sub_bytes(state: &mut State) {
     let s1 = !(t64 ^ s3);
     let s2 = !(t55 ^ t67);
 
-    *state = [s7, s6, s5, s4, s3, s2, s1, s0];
+    [s7, s6, s5, s4, s3, s2, s1, s0]
 }
 
 /// Moves every byte of a plane `rows` rows up and `columns` columns left

@@ -1,0 +1,724 @@
+//! Portable, constant-time AES-256 for 32-bit cores: fixsliced over `u32`,
+//! two blocks at a time.
+//!
+//! The same technique as [`soft`](super::soft) (Adomnicai and Peyrin,
+//! "Fixslicing AES-like Ciphers", TCHES 2021), on planes that fit a 32-bit
+//! register: a [`State`] is eight `u32` bit planes, plane `i` holding bit `i`
+//! of the 32 bytes of two blocks. A 64-bit rotation costs four instructions on
+//! ARMv7-M or RV32 and sixteen live words do not fit their register files;
+//! eight `u32` planes do, nearly, and every rotation here is one barrel-shifter
+//! operand. `soft.rs` stays the specification: the tests below and in
+//! `aes.rs` compare this kernel with it.
+//!
+//! # Representation
+//!
+//! Inside a plane, byte `n` of block `b` (0 or 1) sits at bit position
+//!
+//! ```text
+//! 8 * row + 2 * column + b,   where row = n % 4, column = n / 4
+//! ```
+//!
+//! so a plane is four bytes, one per row of the state, each byte four 2-bit
+//! pairs, one per column, each pair one bit from each block. Moving every row
+//! up by one is `rotate_right(8)`; moving every column by one is a rotation
+//! by 2 bits inside each byte.
+//!
+//! The rounds are fixsliced exactly as in `soft.rs` (ShiftRows never applied,
+//! the state after round `r` has lag `r mod 4`, round key `r` stored with the
+//! same lag, one `shift_rows(2)` after the last round).
+//!
+//! # The pool
+//!
+//! A pool is the keystream of counter blocks 0..256, so a counter block is
+//! zero except for its last byte. After the first AddRoundKey only that byte
+//! differs between the blocks of a pool: [`FirstSubBytes`] computes the first
+//! SubBytes of all 256 blocks once per key (8 bitsliced evaluations instead
+//! of 128) and a batch starts from it, with no transposition of its counters.
+//! The key changes at every pool (fast key erasure), so each pool expands its
+//! key once, directly into the fixsliced round keys, which stay in place for
+//! the pool's 128 batches.
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+use zeroize::Zeroize;
+
+use super::soft::{POOL_OUTPUT_BYTES, sbox_circuit};
+
+/// Bytes in one AES block.
+const BLOCK_BYTES: usize = 16;
+
+/// Blocks encrypted together by one bitsliced evaluation (32 bits per plane).
+const BATCH_BLOCKS: usize = 2;
+
+/// Bytes of one batch: two blocks.
+const BATCH_BYTES: usize = BATCH_BLOCKS * BLOCK_BYTES;
+
+/// Rounds of AES-256 (FIPS 197 `Nr`).
+const ROUNDS: usize = 14;
+
+/// Bytes at the start of each pool that become the next key: one batch.
+const NEXT_KEY_BYTES: usize = 32;
+
+const _: () = assert!(NEXT_KEY_BYTES == BATCH_BYTES);
+const _: () = assert!(POOL_OUTPUT_BYTES.is_multiple_of(BATCH_BYTES));
+// A pool's counters fit in the last byte of the counter block.
+const _: () = assert!((NEXT_KEY_BYTES + POOL_OUTPUT_BYTES) / BLOCK_BYTES <= 256);
+
+/// Two blocks as eight bit planes (see the module docs for the layout).
+type State = [u32; 8];
+
+/// An AES-256 expanded key in the 32-bit fixsliced representation, each round
+/// key repeated in both blocks of a batch and stored with the lag of the state
+/// it is added to.
+///
+/// # Security
+///
+/// Zeroized on drop. Not `Clone`; `Debug` prints no key material.
+struct RoundKeys {
+    planes: [State; ROUNDS + 1],
+}
+
+impl RoundKeys {
+    /// All-zero round keys, to be filled by [`expand_key`].
+    const fn zeroed() -> Self {
+        Self {
+            planes: [[0; 8]; ROUNDS + 1],
+        }
+    }
+}
+
+impl Drop for RoundKeys {
+    fn drop(&mut self) {
+        self.planes.zeroize();
+    }
+}
+
+impl fmt::Debug for RoundKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RoundKeys").finish_non_exhaustive()
+    }
+}
+
+/// Several consecutive refills of `AesCtrPoolRng`: `out[p]` is pool `p`, each
+/// pool under the key left by the one before (see `aes::fill_pools`); `*key`
+/// ends as the key of the pool after the last. The same bytes as
+/// `soft::fill_pools`.
+///
+/// # Security
+///
+/// Constant time in the key. The old key is overwritten with the next one;
+/// the round keys and the state are zeroized before returning.
+pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+    let mut rk = RoundKeys::zeroed();
+    let mut first = FirstSubBytes::zeroed();
+    let mut state: State = [0; 8];
+    for pool in out {
+        expand_key(key, &mut rk);
+        first.compute(&rk);
+        // Blocks 0 and 1, one batch, are the next key.
+        state = first.of_batch(0);
+        rounds_after_first_sub_bytes(&rk, &mut state);
+        store(&state, key);
+        // Blocks 2..256 straight into the output.
+        let (batches, _) = pool.as_chunks_mut::<BATCH_BYTES>();
+        for (j, batch) in batches.iter_mut().enumerate() {
+            state = first.of_batch(BATCH_BLOCKS * (j + 1));
+            rounds_after_first_sub_bytes(&rk, &mut state);
+            store(&state, batch);
+        }
+    }
+    state.zeroize();
+    // `rk` and `first` are zeroized as they drop here.
+}
+
+/// The first round's SubBytes for every batch of a pool, computed once per
+/// key (counter-mode caching): a counter block of the pool is zero but for
+/// its last byte, so after AddRoundKey 0 the 15 other bytes of every block are
+/// those of round key 0, and only byte 15 takes the 256 values
+/// `rk0[15] ^ j`. Their S-box outputs take 8 bitsliced evaluations of 32
+/// bytes instead of one per batch.
+///
+/// # Security
+///
+/// Secret (derived from the key); zeroized on drop. A batch reads its bits at
+/// an index and a shift given by its counter, which is public.
+struct FirstSubBytes {
+    /// SubBytes of round key 0, with the bits of byte 15 (positions 30 and
+    /// 31) cleared.
+    base: State,
+    /// `last_byte[m]`, plane `i`, bit `p`: bit `i` of `S(rk0[15] ^ (32 * m + p))`.
+    last_byte: [State; 8],
+}
+
+/// Positions of byte 15 (row 3, column 3) of both blocks in a plane.
+const LAST_BYTE_BITS: u32 = 0b11 << 30;
+
+impl FirstSubBytes {
+    const fn zeroed() -> Self {
+        Self {
+            base: [0; 8],
+            last_byte: [[0; 8]; 8],
+        }
+    }
+
+    /// Computes the table for round key 0 of `rk`.
+    fn compute(&mut self, rk: &RoundKeys) {
+        let rk0 = rk.planes[0];
+        self.base = rk0;
+        sub_bytes(&mut self.base);
+        self.base = map_planes(self.base, |x| x & !LAST_BYTE_BITS);
+        // Bit `i` of rk0[15], all ones or all zeros (round key 0 has lag 0, so
+        // byte 15 is at positions 30 and 31 of each plane).
+        let key_bit = map_planes(rk0, |x| 0u32.wrapping_sub((x >> 30) & 1));
+        // Plane `i` of the bytes 32 * m + p, p = 0..32: bit `i` of p for
+        // `i` < 5, bit `i - 5` of m above.
+        const LOW_PATTERNS: [u32; 5] = [
+            0xaaaa_aaaa,
+            0xcccc_cccc,
+            0xf0f0_f0f0,
+            0xff00_ff00,
+            0xffff_0000,
+        ];
+        for (m, planes) in self.last_byte.iter_mut().enumerate() {
+            let m = m as u32;
+            let counters: State = [
+                LOW_PATTERNS[0],
+                LOW_PATTERNS[1],
+                LOW_PATTERNS[2],
+                LOW_PATTERNS[3],
+                LOW_PATTERNS[4],
+                0u32.wrapping_sub(m & 1),
+                0u32.wrapping_sub((m >> 1) & 1),
+                0u32.wrapping_sub((m >> 2) & 1),
+            ];
+            *planes = zip_planes(counters, key_bit, |c, k| c ^ k);
+            sub_bytes(planes);
+        }
+    }
+
+    /// The state after the first round's SubBytes for counter blocks `first`
+    /// and `first + 1` (`first` even, below 255).
+    #[inline(always)]
+    fn of_batch(&self, first: usize) -> State {
+        debug_assert!(first.is_multiple_of(2) && first < 255);
+        let bits = &self.last_byte[first / 32];
+        let shift = (first % 32) as u32;
+        zip_planes(self.base, *bits, |base, bits| {
+            base | (((bits >> shift) & 0b11) << 30)
+        })
+    }
+}
+
+impl Drop for FirstSubBytes {
+    fn drop(&mut self) {
+        self.base.zeroize();
+        self.last_byte.zeroize();
+    }
+}
+
+/// Writes the AES-256-CTR keystream under `key` starting at `counter` into
+/// `out`: `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian
+/// and wrapping modulo 2^128. The same bytes as `soft::ctr_keystream`.
+///
+/// # Security
+///
+/// Constant time in the key; the counter and the length are public.
+pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+    let mut rk = RoundKeys::zeroed();
+    expand_key(key, &mut rk);
+    let mut next = counter;
+    let mut batch = [0u8; BATCH_BYTES];
+    for blocks in out.chunks_mut(BATCH_BLOCKS) {
+        for block in batch.chunks_exact_mut(BLOCK_BYTES) {
+            block.copy_from_slice(&next.to_be_bytes());
+            next = next.wrapping_add(1);
+        }
+        let mut state = bitslice(&batch);
+        cipher(&rk, &mut state);
+        store(&state, &mut batch);
+        state.zeroize();
+        let len = blocks.len() * BLOCK_BYTES;
+        blocks.as_flattened_mut().copy_from_slice(&batch[..len]);
+    }
+    // A last odd block went one counter past the end: public, and unused.
+    batch.zeroize();
+}
+
+// ---------------------------------------------------------------------------
+// Key expansion (FIPS 197 §5.2), straight into fixsliced round keys
+// ---------------------------------------------------------------------------
+
+/// Expands `key` into `rk`: FIPS 197 KeyExpansion for AES-256 over a window of
+/// the last eight schedule words, each round key (four words) converted to
+/// planes as soon as it is known.
+///
+/// Branches only on the public round number; the window is zeroized.
+fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
+    // `window[k]` is schedule word `w[i - 8 + k]` (big-endian, as FIPS 197).
+    let mut window = [0u32; 8];
+    let (key_words, _) = key.as_chunks::<4>();
+    for (w, bytes) in window.iter_mut().zip(key_words) {
+        *w = u32::from_be_bytes(*bytes);
+    }
+    let (first, second) = window.split_at(4);
+    rk.planes[0] = round_key_planes(first, 0);
+    rk.planes[1] = round_key_planes(second, 1);
+    // Rcon[i / Nk] = [x^(i/Nk - 1), 0, 0, 0]; AES-256 uses x^0..x^6 only, so
+    // doubling never needs the reduction.
+    let mut rcon: u32 = 0x0100_0000;
+    for round in 2..=ROUNDS {
+        // The first word of round key `round` is w[4 * round]: 4 * round is a
+        // multiple of Nk = 8 for even rounds (RotWord, SubWord, Rcon), and
+        // 4 mod 8 for odd rounds (SubWord only).
+        let mut temp = if round % 2 == 0 {
+            let t = sub_word(window[7].rotate_left(8)) ^ rcon;
+            rcon <<= 1;
+            t
+        } else {
+            sub_word(window[7])
+        };
+        // w[i] = w[i - 8] ^ w[i - 1]; the new words replace the oldest four.
+        let mut words = [0u32; 4];
+        for (w, oldest) in words.iter_mut().zip(&window) {
+            temp ^= oldest;
+            *w = temp;
+        }
+        window.copy_within(4.., 0);
+        window[4..].copy_from_slice(&words);
+        rk.planes[round] = round_key_planes(&words, round);
+        words.zeroize();
+        temp.zeroize();
+    }
+    window.zeroize();
+}
+
+/// SubWord: the S-box on each byte of `word`, through the same circuit as the
+/// rounds. Plane `i` gets bit `i` of the four bytes (at bits 0, 8, 16, 24);
+/// the other bits of the planes are don't-cares, masked off at the end.
+#[inline]
+fn sub_word(word: u32) -> u32 {
+    const LOW_BITS: u32 = 0x0101_0101;
+    let mut planes: State = core::array::from_fn(|i| (word >> i) & LOW_BITS);
+    sub_bytes(&mut planes);
+    let mut out = 0;
+    for (i, plane) in planes.iter().enumerate() {
+        out |= (plane & LOW_BITS) << i;
+    }
+    planes.zeroize();
+    out
+}
+
+/// Round key `round` from its four schedule words: given the lag of the state
+/// it meets (ShiftRows undone `round` times; the amount is not a constant
+/// here, so on the bytes), repeated in both blocks and packed into planes.
+#[inline(never)]
+fn round_key_planes(words: &[u32], round: usize) -> State {
+    // With lag `lag`, the byte the specification has at row `i`, column `k`
+    // sits at column `k + lag * i`: column `c` holds, at row `i`, the byte of
+    // specification column `c - lag * i`, which is byte `i` (from the most
+    // significant) of schedule word `c - lag * i`. A column is loaded little
+    // endian (row `i` at bits `8 * i`), as `bitslice` does.
+    let lag = round % 4;
+    let mut columns = [0u32; 8];
+    for c in 0..4 {
+        let mut column = 0;
+        for (i, shift) in [24, 16, 8, 0].into_iter().enumerate() {
+            let k = (c + 4 * 4 - lag * i) % 4;
+            column |= ((words[k] >> shift) & 0xff) << (8 * i);
+        }
+        // Both blocks of a batch.
+        columns[c] = column;
+        columns[4 + c] = column;
+    }
+    let planes = bitslice_words(columns);
+    columns.zeroize();
+    planes
+}
+
+// ---------------------------------------------------------------------------
+// The cipher (FIPS 197 §5.1)
+// ---------------------------------------------------------------------------
+
+/// FIPS 197 Cipher on a bitsliced state, fixsliced: see the module docs.
+fn cipher(rk: &RoundKeys, state: &mut State) {
+    add_round_key(state, &rk.planes[0]);
+    sub_bytes(state);
+    rounds_after_first_sub_bytes(rk, state);
+}
+
+/// The Cipher from the first round's MixColumns on (the pool computes the
+/// first AddRoundKey and SubBytes once per key: [`FirstSubBytes`]).
+#[inline(never)]
+fn rounds_after_first_sub_bytes(rk: &RoundKeys, state: &mut State) {
+    mix_columns::<1>(state);
+    add_round_key(state, &rk.planes[1]);
+    // Rounds 2..=13, the lag cycling 2, 3, 0, 1.
+    for r in [2, 6, 10] {
+        round::<2>(state, &rk.planes[r]);
+        round::<3>(state, &rk.planes[r + 1]);
+        round::<0>(state, &rk.planes[r + 2]);
+        round::<1>(state, &rk.planes[r + 3]);
+    }
+    // The final round has no MixColumns; its ShiftRows is the 14th one
+    // skipped, leaving a lag of 2, which `shift_rows(2)` removes.
+    sub_bytes(state);
+    add_round_key(state, &rk.planes[14]);
+    shift_rows(state, 2);
+}
+
+/// One full round whose state leaves with lag `LAG`: SubBytes, (ShiftRows,
+/// skipped), MixColumns, AddRoundKey.
+#[inline(always)]
+fn round<const LAG: u32>(state: &mut State, round_key: &State) {
+    sub_bytes(state);
+    mix_columns::<LAG>(state);
+    add_round_key(state, round_key);
+}
+
+/// AddRoundKey: XOR of the round key, plane by plane.
+#[inline(always)]
+fn add_round_key(state: &mut State, round_key: &State) {
+    *state = zip_planes(*state, *round_key, |s, k| s ^ k);
+}
+
+/// `f` on each plane, written out plane by plane: a loop over eight planes
+/// is left rolled at opt-level "s", with a counter and indexed loads.
+#[inline(always)]
+fn map_planes(state: State, f: impl Fn(u32) -> u32) -> State {
+    let [p0, p1, p2, p3, p4, p5, p6, p7] = state;
+    [f(p0), f(p1), f(p2), f(p3), f(p4), f(p5), f(p6), f(p7)]
+}
+
+/// `f` on each pair of planes of `a` and `b`, written out as [`map_planes`].
+#[inline(always)]
+fn zip_planes(a: State, b: State, f: impl Fn(u32, u32) -> u32) -> State {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
+    let [b0, b1, b2, b3, b4, b5, b6, b7] = b;
+    [
+        f(a0, b0),
+        f(a1, b1),
+        f(a2, b2),
+        f(a3, b3),
+        f(a4, b4),
+        f(a5, b5),
+        f(a6, b6),
+        f(a7, b7),
+    ]
+}
+
+/// SubBytes on all 32 bytes: `soft`'s circuit on `u32` planes. Out of line
+/// (at opt-level "s" it is one copy for the 14 rounds and the key schedule).
+#[inline]
+fn sub_bytes(state: &mut State) {
+    *state = sbox_circuit(*state);
+}
+
+/// Moves every byte of a plane `rows` rows up and `columns` columns left
+/// (both cyclically): the result has at row `i`, column `c` the byte that
+/// `x` has at row `i + rows`, column `c + columns`.
+///
+/// Pairs whose column does not wrap move by one rotation of the whole word;
+/// pairs whose column wraps past 3 move one row (8 bits) less. All amounts
+/// are compile-time constants after inlining.
+#[inline(always)]
+fn rotate_rows_and_columns(x: u32, rows: u32, columns: u32) -> u32 {
+    let columns = columns % 4;
+    let distance = (8 * rows + 2 * columns) % 32;
+    let moved = x.rotate_right(distance);
+    if columns == 0 {
+        return moved;
+    }
+    let wrapped = x.rotate_right((distance + 32 - 8) % 32);
+    // In every byte, the columns `c < 4 - columns`, which do not wrap.
+    let no_wrap = 0x0101_0101 * ((1u32 << (8 - 2 * columns)) - 1);
+    wrapped ^ ((moved ^ wrapped) & no_wrap)
+}
+
+/// ShiftRows applied `times` times (FIPS 197 §5.1.2): row `i` rotates left
+/// by `times * i` columns.
+#[inline(always)]
+fn shift_rows(state: &mut State, times: usize) {
+    let times = times as u32;
+    *state = map_planes(*state, |x| {
+        (x & 0xff)
+            | (rotate_rows_and_columns(x, 0, times) & 0xff00)
+            | (rotate_rows_and_columns(x, 0, 2 * times) & 0xff_0000)
+            | (rotate_rows_and_columns(x, 0, 3 * times) & 0xff00_0000)
+    });
+}
+
+/// MixColumns (FIPS 197 §5.1.3) on a state with lag `LAG`, as in `soft.rs`:
+/// with `a1` the byte one row below in the same specification column
+/// (`rotate_rows_and_columns(_, 1, LAG)`) and `t = a0 ^ a1`, each byte
+/// becomes `xtime(t) ^ a1 ^ (t two rows below)`.
+///
+/// Written out plane by plane: plane `i` of `xtime(t)` is plane `i - 1` of
+/// `t`, XOR plane 7 of `t` for `i` = 0, 1, 3, 4 (the bits of `0x1b`).
+#[inline(always)]
+fn mix_columns<const LAG: u32>(state: &mut State) {
+    let below = |x: u32| rotate_rows_and_columns(x, 1, LAG);
+    let two_below = |x: u32| rotate_rows_and_columns(x, 2, 2 * LAG);
+    // Plane by plane, in order, so that few values are live at once (13
+    // registers on ARMv7-M): plane `i` needs only planes `i - 1` and 7 of `t`.
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = *state;
+    let (b7, b0) = (below(s7), below(s0));
+    let (t7, t0) = (s7 ^ b7, s0 ^ b0);
+    let out0 = t7 ^ b0 ^ two_below(t0);
+    let b1 = below(s1);
+    let t1 = s1 ^ b1;
+    let out1 = t0 ^ t7 ^ b1 ^ two_below(t1);
+    let b2 = below(s2);
+    let t2 = s2 ^ b2;
+    let out2 = t1 ^ b2 ^ two_below(t2);
+    let b3 = below(s3);
+    let t3 = s3 ^ b3;
+    let out3 = t2 ^ t7 ^ b3 ^ two_below(t3);
+    let b4 = below(s4);
+    let t4 = s4 ^ b4;
+    let out4 = t3 ^ t7 ^ b4 ^ two_below(t4);
+    let b5 = below(s5);
+    let t5 = s5 ^ b5;
+    let out5 = t4 ^ b5 ^ two_below(t5);
+    let b6 = below(s6);
+    let t6 = s6 ^ b6;
+    let out6 = t5 ^ b6 ^ two_below(t6);
+    let out7 = t6 ^ b7 ^ two_below(t7);
+    *state = [out0, out1, out2, out3, out4, out5, out6, out7];
+}
+
+// ---------------------------------------------------------------------------
+// Conversion between blocks and bit planes
+// ---------------------------------------------------------------------------
+
+// Packing two blocks into planes is a permutation of the 256 bits of a batch,
+// done by exchanging index bits, as in `soft.rs`. Each bit has an 8-bit index:
+// 3 bits of word (which `u32` of eight) and 5 bits of position. Loading word
+// `4 * block + column` with bytes `4 * column..4 * column + 4` of `block`,
+// little endian, gives (`c1 c0` the column, `r1 r0` the row, `i2..i0` the bit
+// in the byte, `b` the block):
+//
+// ```text
+//             word        position
+// loaded      b  c1 c0    r1 r0 i2 i1 i0
+// wanted      i0 i2 i1    r1 r0 c1 c0 b     (8 * row + 2 * column + block)
+// ```
+//
+// Three exchanges, (word bit, position bit) = (2, 0), (0, 1), (1, 2), trade
+// `b`, `c0`, `c1` for `i0`, `i1`, `i2`. Plane `i` then is word
+// `4 * i0 + 2 * i2 + i1`: the planes are the words in the order of `PLANE_WORD`.
+// Each exchange is its own inverse, so unpacking runs them backwards.
+
+/// `PLANE_WORD[i]`: the word that holds plane `i` after the exchanges.
+const PLANE_WORD: [usize; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
+
+/// Bit masks of the positions in a `u32` whose position bit `k` is 0.
+const POSITION_BIT_CLEAR: [u32; 3] = [0x5555_5555, 0x3333_3333, 0x0f0f_0f0f];
+
+/// Swaps word-index bit `WORD_BIT` with position bit `POSITION_BIT` in all
+/// eight words (SWAPMOVE on each pair of words differing in `WORD_BIT`).
+#[inline(always)]
+fn exchange_index_bits<const WORD_BIT: usize, const POSITION_BIT: usize>(words: &mut [u32; 8]) {
+    let shift = 1u32 << POSITION_BIT;
+    let mask = POSITION_BIT_CLEAR[POSITION_BIT];
+    // The four pairs written out (not a loop: see `map_planes`).
+    let mut swap_move = |pair: usize| {
+        let low_bits = pair & ((1 << WORD_BIT) - 1);
+        let lower = ((pair - low_bits) << 1) | low_bits;
+        let upper = lower | (1 << WORD_BIT);
+        let t = ((words[lower] >> shift) ^ words[upper]) & mask;
+        words[upper] ^= t;
+        words[lower] ^= t << shift;
+    };
+    swap_move(0);
+    swap_move(1);
+    swap_move(2);
+    swap_move(3);
+}
+
+/// Packs two blocks (32 bytes) into bit planes.
+#[inline]
+fn bitslice(bytes: &[u8; BATCH_BYTES]) -> State {
+    let mut words = [0u32; 8];
+    let (chunks, _) = bytes.as_chunks::<4>();
+    for (w, chunk) in words.iter_mut().zip(chunks) {
+        *w = u32::from_le_bytes(*chunk);
+    }
+    let state = bitslice_words(words);
+    words.zeroize();
+    state
+}
+
+/// [`bitslice`] from the eight words it loads (word `4 * block + column`).
+#[inline(always)]
+fn bitslice_words(mut words: [u32; 8]) -> State {
+    exchange_index_bits::<2, 0>(&mut words);
+    exchange_index_bits::<0, 1>(&mut words);
+    exchange_index_bits::<1, 2>(&mut words);
+    let state = PLANE_WORD.map(|w| words[w]);
+    words.zeroize();
+    state
+}
+
+/// Unpacks bit planes into two blocks: the inverse of [`bitslice`], written
+/// straight into `out`.
+#[inline(always)]
+fn store(state: &State, out: &mut [u8; BATCH_BYTES]) {
+    let mut words = [0u32; 8];
+    for (plane, w) in state.iter().zip(PLANE_WORD) {
+        words[w] = *plane;
+    }
+    exchange_index_bits::<1, 2>(&mut words);
+    exchange_index_bits::<0, 1>(&mut words);
+    exchange_index_bits::<2, 0>(&mut words);
+    let (chunks, _) = out.as_chunks_mut::<4>();
+    for (chunk, w) in chunks.iter_mut().zip(&words) {
+        *chunk = w.to_le_bytes();
+    }
+    // Not zeroized: the words are the output just written to `out`, and
+    // zeroizing would keep them in memory instead of registers.
+}
+
+#[cfg(test)]
+mod tests {
+    //! This kernel against the specification (`soft.rs`, itself tested against
+    //! FIPS 197, SP 800-38A and RustCrypto's `aes`), piece by piece; the
+    //! whole-kernel comparisons over pool and counter boundaries are the shared
+    //! ones in `aes.rs`.
+    extern crate std;
+
+    use std::format;
+
+    use super::super::soft;
+    use super::*;
+
+    #[test]
+    fn bitslice_layout_and_round_trip() {
+        let mut bytes = [0u8; BATCH_BYTES];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = (i as u8).wrapping_mul(37) ^ 0x5a;
+        }
+        let state = bitslice(&bytes);
+        for (k, byte) in bytes.iter().enumerate() {
+            let (b, n) = (k / BLOCK_BYTES, k % BLOCK_BYTES);
+            let position = 8 * (n % 4) + 2 * (n / 4) + b;
+            for (i, plane) in state.iter().enumerate() {
+                assert_eq!((plane >> position) & 1, u32::from(byte >> i) & 1);
+            }
+        }
+        let mut back = [0u8; BATCH_BYTES];
+        store(&state, &mut back);
+        assert_eq!(back, bytes);
+    }
+
+    #[test]
+    fn first_sub_bytes_is_the_first_round_of_every_pool_batch() {
+        let mut rk = RoundKeys::zeroed();
+        expand_key(
+            &core::array::from_fn(|i| (i as u8).wrapping_mul(29) ^ 0xc3),
+            &mut rk,
+        );
+        let mut first = FirstSubBytes::zeroed();
+        first.compute(&rk);
+        // Under Miri, the batches at the edges of the table's words.
+        let batches: std::vec::Vec<usize> = if cfg!(miri) {
+            std::vec![0, 2, 30, 32, 126, 128, 254]
+        } else {
+            (0..256).step_by(2).collect()
+        };
+        for j in batches {
+            let mut bytes = [0u8; BATCH_BYTES];
+            bytes[..BLOCK_BYTES].copy_from_slice(&(j as u128).to_be_bytes());
+            bytes[BLOCK_BYTES..].copy_from_slice(&(j as u128 + 1).to_be_bytes());
+            let mut want = bitslice(&bytes);
+            add_round_key(&mut want, &rk.planes[0]);
+            sub_bytes(&mut want);
+            assert_eq!(first.of_batch(j), want, "counter {j}");
+        }
+    }
+
+    #[test]
+    fn sub_word_is_the_sbox_on_each_byte() {
+        // FIPS 197 Figure 7: S(00) = 63, S(53) = ed, S(01) = 7c, S(ff) = 16.
+        assert_eq!(sub_word(0x0053_01ff), 0x63ed_7c16);
+        for x in 0..=255u32 {
+            let word = (x * 0x0101_0101) ^ 0x00ff_5a00;
+            let bytes = word.to_be_bytes().map(soft_sbox);
+            assert_eq!(sub_word(word), u32::from_be_bytes(bytes), "{word:#010x}");
+        }
+    }
+
+    /// One byte through `soft`'s S-box circuit.
+    fn soft_sbox(x: u8) -> u8 {
+        let planes: [u8; 8] = core::array::from_fn(|i| (x >> i) & 1);
+        let out = sbox_circuit(planes);
+        (0..8).fold(0, |acc, i| acc | ((out[i] & 1) << i))
+    }
+
+    #[test]
+    fn round_keys_match_the_key_schedule() {
+        // FIPS 197, Appendix A.3: the AES-256 key and words of its schedule.
+        let key: [u8; 32] = [
+            0x60, 0x3d, 0xeb, 0x10, 0x15, 0xca, 0x71, 0xbe, 0x2b, 0x73, 0xae, 0xf0, 0x85, 0x7d,
+            0x77, 0x81, 0x1f, 0x35, 0x2c, 0x07, 0x3b, 0x61, 0x08, 0xd7, 0x2d, 0x98, 0x10, 0xa3,
+            0x09, 0x14, 0xdf, 0xf4,
+        ];
+        let mut rk = RoundKeys::zeroed();
+        expand_key(&key, &mut rk);
+        let words = |round: usize| {
+            let mut planes = rk.planes[round];
+            shift_rows(&mut planes, round % 4);
+            let mut bytes = [0u8; BATCH_BYTES];
+            store(&planes, &mut bytes);
+            assert_eq!(bytes[..BLOCK_BYTES], bytes[BLOCK_BYTES..], "replicated");
+            let (w, _) = bytes.as_chunks::<4>();
+            [0, 1, 2, 3].map(|k| u32::from_be_bytes(w[k]))
+        };
+        assert_eq!(words(0), [0x603deb10, 0x15ca71be, 0x2b73aef0, 0x857d7781]);
+        assert_eq!(words(1)[3], 0x0914dff4);
+        assert_eq!(words(2), [0x9ba35411, 0x8e6925af, 0xa51a8b5f, 0x2067fcde]);
+        assert_eq!(words(3)[..2], [0xa8b09c1a, 0x93d194cd]);
+        assert_eq!(words(14), [0xfe4890d1, 0xe6188d0b, 0x046df344, 0x706c631e]);
+    }
+
+    #[test]
+    fn fips197_c3_aes256_cipher() {
+        // FIPS 197, Appendix C.3: plaintext 00112233..ff under key 00..1f,
+        // in either block of a batch.
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let plaintext: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
+        let ciphertext = [
+            0x8e, 0xa2, 0xb7, 0xca, 0x51, 0x67, 0x45, 0xbf, 0xea, 0xfc, 0x49, 0x90, 0x4b, 0x49,
+            0x60, 0x89,
+        ];
+        let mut rk = RoundKeys::zeroed();
+        expand_key(&key, &mut rk);
+        for half in 0..2 {
+            let mut bytes = [0u8; BATCH_BYTES];
+            bytes[16 * half..16 * half + 16].copy_from_slice(&plaintext);
+            let mut state = bitslice(&bytes);
+            cipher(&rk, &mut state);
+            store(&state, &mut bytes);
+            assert_eq!(bytes[16 * half..16 * half + 16], ciphertext, "block {half}");
+        }
+    }
+
+    #[test]
+    fn matches_soft_on_keystream_and_pools() {
+        let key = [0x3c; 32];
+        let mut ours = [[0u8; 16]; 5];
+        let mut spec = [[0u8; 16]; 5];
+        for counter in [0, 254, u128::MAX - 2] {
+            ctr_keystream(&key, counter, &mut ours);
+            soft::ctr_keystream(&soft::expand_key(&key), counter, &mut spec);
+            assert_eq!(ours, spec, "counter {counter:#x}");
+        }
+    }
+
+    #[test]
+    fn round_keys_debug_shows_no_bytes() {
+        let mut rk = RoundKeys::zeroed();
+        expand_key(&[0xab; 32], &mut rk);
+        assert_eq!(format!("{rk:?}"), "RoundKeys { .. }");
+    }
+}
