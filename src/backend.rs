@@ -320,6 +320,8 @@ pub struct Backends {
     keccak: KeccakBackend,
     chacha: ChaChaBackend,
     aes: AesBackend,
+    #[cfg(feature = "thread_rng")]
+    vm_generation: &'static str,
 }
 
 impl Backends {
@@ -336,6 +338,19 @@ impl Backends {
     /// The AES-256 backend of `AesCtrPoolRng`.
     pub fn aes(&self) -> &'static str {
         self.aes.name()
+    }
+
+    /// What tells [`rng()`](crate::rng) of a VM snapshot restore without a
+    /// [`reseed_all_threads()`](crate::reseed_all_threads) call: `"vmclock"`
+    /// when the VMClock device's VM generation counter (`/dev/vmclock0`,
+    /// Linux) is watched; `"vmclock (being updated ...)"` while it is watched
+    /// but has not yet been read settled; otherwise `"none: ..."` and why (no
+    /// device, permission denied, a file that is not the device, ...), or
+    /// `"not probed yet"` before the first use of `rng()` in the process.
+    /// Whatever it says, `rng()` works (see SECURITY.md, "VM snapshots").
+    #[cfg(feature = "thread_rng")]
+    pub fn vm_generation(&self) -> &'static str {
+        self.vm_generation
     }
 }
 
@@ -359,6 +374,8 @@ pub fn backends() -> Backends {
         keccak: KeccakBackend::detect(),
         chacha: ChaChaBackend::detect(),
         aes: AesBackend::detect(),
+        #[cfg(feature = "thread_rng")]
+        vm_generation: crate::thread::generation::vm_generation_status(),
     }
 }
 

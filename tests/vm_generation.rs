@@ -380,6 +380,233 @@ mod inspected {
         let _ = std::fs::remove_file(&short);
     }
 
+    // --- hostile files at the device path (issue 26, part 3) -------------------
+
+    /// What a fresh thread's first calls found after the probe was pointed at
+    /// `path` (`file`: a regular file may stand in for the device).
+    #[derive(Debug)]
+    struct Probed {
+        watched: bool,
+        status: &'static str,
+    }
+
+    /// Points the probe at `path` and lets a fresh thread's first calls (a
+    /// slow path: the probe runs there) draw, within a generous bound: a
+    /// probe that blocks fails here instead of hanging the test.
+    fn probe_from_a_new_thread(path: &std::path::Path, file: bool) -> Probed {
+        __inspect::probe_vmclock_at(path, file).unwrap();
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let values: Vec<u64> = (0..8).map(|_| ratchet_rng::u64()).collect();
+            let mut buf = [0u8; 64];
+            ratchet_rng::fill(&mut buf);
+            let _ = done.send(values.windows(2).all(|w| w[0] != w[1]) && buf != [0; 64]);
+        });
+        let served = result
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("{}: the probe blocked (no value in 30 s)", path.display()));
+        assert!(served, "{}: the generator did not work", path.display());
+        Probed {
+            watched: __inspect::vmclock_watched(),
+            status: ratchet_rng::backends().vm_generation(),
+        }
+    }
+
+    /// Leaves the probe settled on an absent device (no page watched), as
+    /// the tests that follow expect of a machine without one.
+    fn probe_nothing() {
+        let probed = probe_from_a_new_thread(std::path::Path::new("/nonexistent/vmclock0"), false);
+        assert!(!probed.watched);
+        assert_eq!(probed.status, "none: no /dev/vmclock0");
+    }
+
+    fn refused(path: &std::path::Path, why: &str) {
+        let probed = probe_from_a_new_thread(path, false);
+        assert!(!probed.watched, "{} watched: {probed:?}", path.display());
+        assert!(
+            probed.status.starts_with("none: ") && probed.status.contains(why),
+            "{}: {probed:?}, expected {why:?}",
+            path.display()
+        );
+    }
+
+    /// A FIFO at the device path: opening it must not block (`O_NONBLOCK`).
+    #[test]
+    fn a_fifo_at_the_device_path_neither_blocks_nor_is_watched() {
+        let _serial = serial();
+        let fifo =
+            std::env::temp_dir().join(format!("ratchet-rng-vmclock-{}-fifo", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        refused(&fifo, "not a character device");
+        let _ = std::fs::remove_file(&fifo);
+        probe_nothing();
+    }
+
+    /// A regular file holding a valid VMClock page at the device path (and a
+    /// directory): the device is a character device, so neither is mapped.
+    #[test]
+    fn a_regular_file_or_directory_at_the_device_path_is_not_watched() {
+        let _serial = serial();
+        let page = FakeVmClock::new("regular");
+        refused(&page.path, "not a character device");
+        refused(&std::env::temp_dir(), "not a character device");
+        probe_nothing();
+    }
+
+    /// Character devices of the wrong kind: `/dev/zero` maps (as zeros),
+    /// `/dev/null` does not; both are refused before the `mmap`.
+    #[test]
+    fn a_character_device_of_the_wrong_kind_is_not_watched() {
+        let _serial = serial();
+        for device in ["/dev/null", "/dev/zero"] {
+            refused(std::path::Path::new(device), "not the VMClock device");
+        }
+        probe_nothing();
+    }
+
+    /// A device the process may not read (`/dev/vmclock0` is often
+    /// `crw-------`): a child without the permission (an unprivileged user
+    /// when the tests run as root) gets a working generator, no watch, and
+    /// the reason in `backends()`.
+    #[test]
+    fn permission_denied_gives_a_working_generator_and_says_why() {
+        let _serial = serial();
+        let page = FakeVmClock::new("denied");
+        std::fs::set_permissions(
+            &page.path,
+            std::os::unix::fs::PermissionsExt::from_mode(0o000),
+        )
+        .unwrap();
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        // SAFETY: the child makes only system calls and draws (its page
+        // exists: no allocation), then `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: plain system calls; as root, become `nobody`.
+            let dropped = unsafe {
+                libc::geteuid() != 0 || (libc::setgid(65534) == 0 && libc::setuid(65534) == 0)
+            };
+            let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
+            let status = ratchet_rng::backends().vm_generation();
+            let code = if !dropped {
+                3
+            } else if a == b {
+                4
+            } else if __inspect::vmclock_watched() {
+                5
+            } else if status != "none: /dev/vmclock0 not readable (permission denied)" {
+                6
+            } else {
+                0
+            };
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "permission denied: 3 = could not drop root, 4 = equal values, 5 = watched, 6 = wrong status"
+        );
+        probe_nothing();
+    }
+
+    /// A page being updated at the probe (odd `seq_count`) and stuck so: it is
+    /// watched, not given up on, and no call serves without the check (every
+    /// one reseeds, none blocks).
+    #[test]
+    fn a_seqlock_stuck_odd_at_the_probe_is_watched_and_never_trusted() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("stuck");
+        fresh_buffer();
+        let buffered = buffered_windows();
+        page.begin();
+        let probed = probe_from_a_new_thread(&page.path, true);
+        assert!(
+            probed.watched,
+            "an odd seq_count at the probe turned the watch off: {probed:?}"
+        );
+        assert!(
+            probed.status.starts_with("vmclock (being updated"),
+            "{probed:?}"
+        );
+        every_call_reseeds(&buffered, 64, "seq_count stuck odd since the probe");
+        probe_nothing();
+    }
+
+    /// A page odd once at the probe, settled after: watched and trusted from
+    /// the first settled read, and a restore is then seen.
+    #[test]
+    fn a_seqlock_odd_once_at_the_probe_is_watched_and_then_trusted() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("once");
+        page.begin();
+        let probed = probe_from_a_new_thread(&page.path, true);
+        assert!(
+            probed.watched,
+            "an odd seq_count at the probe turned the watch off: {probed:?}"
+        );
+        page.end();
+        let _ = ratchet_rng::u64();
+        let _ = ratchet_rng::u64();
+        assert_eq!(ratchet_rng::backends().vm_generation(), "vmclock");
+        if __inspect::thread_state_pages().unwrap().wipe_on_fork {
+            assert!(
+                __inspect::fast_path_open(),
+                "a settled page left the fast path closed"
+            );
+        }
+        every_thread_after(2, || page.restore());
+        probe_nothing();
+    }
+
+    /// A fork while a thread of the parent is inside the probe: the child has
+    /// no such thread, so it probes itself and is watched.
+    #[test]
+    fn a_child_forked_during_a_probe_is_watched() {
+        let _serial = serial();
+        let page = FakeVmClock::new("forked");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        __inspect::vmclock_probe_in_progress();
+        // SAFETY: the child only draws (its page exists: no allocation) and
+        // `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let _ = ratchet_rng::u64();
+            let _ = ratchet_rng::u64();
+            let code = if !__inspect::vmclock_watched() {
+                5
+            } else if ratchet_rng::backends().vm_generation() != "vmclock" {
+                6
+            } else {
+                0
+            };
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "forked during a probe: 5 = the child is not watched, 6 = wrong status"
+        );
+        // The parent's own probe is still marked in progress: start over.
+        probe_nothing();
+    }
+
     // --- clones whose OS generator gives the same bytes -----------------------
 
     /// How the clones learn of their new generation.
