@@ -607,6 +607,131 @@ mod inspected {
         probe_nothing();
     }
 
+    /// Runs `child` in a forked child of this process and returns its exit
+    /// code (`child` must only make system calls and draw: the caller drew on
+    /// this thread before, so its page exists and drawing allocates nothing).
+    fn in_child(child: fn() -> i32) -> i32 {
+        // SAFETY: the child runs `child` (see above) and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = child();
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        libc::WEXITSTATUS(status)
+    }
+
+    /// Sets this process's soft limit on open files (0: every `open` fails
+    /// with `EMFILE`, a failure that may pass); true if it took.
+    fn limit_files(soft: libc::rlim_t) -> bool {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain system calls on a valid `rlimit`.
+        unsafe {
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && {
+                limit.rlim_cur = soft.min(limit.rlim_max);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+            }
+        }
+    }
+
+    /// A probe that fails in a way that may pass (out of descriptors) is
+    /// tried again on a later slow path, and no call serves from a buffer
+    /// until the watch is decided; once the failure passes, the page is
+    /// watched.
+    #[test]
+    fn a_failed_probe_is_retried_on_a_later_slow_path() {
+        let _serial = serial();
+        let page = FakeVmClock::new("retried");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        let code = in_child(|| {
+            if !limit_files(0) {
+                return 3;
+            }
+            let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
+            let retrying = ratchet_rng::backends()
+                .vm_generation()
+                .starts_with("probing");
+            let closed = !__inspect::fast_path_open();
+            if !limit_files(libc::RLIM_INFINITY) {
+                return 3;
+            }
+            let _ = ratchet_rng::u64();
+            if a == b {
+                4
+            } else if !retrying {
+                5
+            } else if !closed {
+                6
+            } else if !__inspect::vmclock_watched()
+                || ratchet_rng::backends().vm_generation() != "vmclock"
+            {
+                7
+            } else {
+                0
+            }
+        });
+        assert_eq!(
+            code, 0,
+            "3 = no rlimit, 4 = equal values, 5 = not retried, 6 = served unchecked while undecided, 7 = not watched after the failure passed"
+        );
+        probe_nothing();
+    }
+
+    /// A failure that never passes is retried a bounded number of times:
+    /// then the probe is done (not watched, and why), and the fast path opens.
+    #[test]
+    fn a_probe_that_keeps_failing_gives_up_after_a_few_tries() {
+        let _serial = serial();
+        let page = FakeVmClock::new("gives-up");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        let code = in_child(|| {
+            if !limit_files(0) {
+                return 3;
+            }
+            for _ in 0..64 {
+                let _ = ratchet_rng::u64();
+            }
+            let status = ratchet_rng::backends().vm_generation();
+            let open = __inspect::fast_path_open()
+                || !__inspect::thread_state_pages().is_some_and(|p| p.wipe_on_fork);
+            if status != "none: /dev/vmclock0 could not be opened or mapped (tried several times)" {
+                5
+            } else if !open {
+                6
+            } else {
+                0
+            }
+        });
+        assert_eq!(
+            code, 0,
+            "3 = no rlimit, 5 = still probing after 64 calls, 6 = the fast path stayed closed"
+        );
+        probe_nothing();
+    }
+
+    /// While a probe is in progress (another thread is inside it), no thread
+    /// serves from a buffer: every call reseeds, the fast path stays closed.
+    #[test]
+    fn no_call_serves_unchecked_while_a_probe_is_in_progress() {
+        let _serial = serial();
+        probe_nothing();
+        fresh_buffer();
+        let buffered = buffered_windows();
+        __inspect::vmclock_probe_in_progress();
+        every_call_reseeds(&buffered, 16, "a probe in progress on another thread");
+        probe_nothing();
+    }
+
     // --- clones whose OS generator gives the same bytes -----------------------
 
     /// How the clones learn of their new generation.
