@@ -29,7 +29,16 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 #[path = "generation/hardware.rs"]
 mod hardware;
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+// Under Miri (which cannot map a device) only the module's unit test of the
+// seqlock read runs.
+#[cfg(any(
+    all(any(target_os = "linux", target_os = "android"), not(miri)),
+    all(test, miri, target_os = "linux")
+))]
+#[cfg_attr(
+    miri,
+    allow(dead_code, reason = "under Miri only the seqlock read is tested")
+)]
 #[path = "generation/vmclock.rs"]
 mod vmclock;
 
@@ -159,7 +168,8 @@ pub(crate) enum Refusal {
 
 impl Refusal {
     /// The refusal an `open` failing with `errno` means.
-    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
     fn from_errno(errno: libc::c_int) -> Self {
         match errno {
             libc::ENOENT | libc::ENODEV | libc::ENXIO | libc::ENOTDIR => Self::Absent,
@@ -170,7 +180,8 @@ impl Refusal {
     }
 
     /// The refusal an `mmap` failing with `errno` means.
-    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
     fn from_map_errno(errno: libc::c_int) -> Self {
         match errno {
             libc::ENOMEM | libc::EAGAIN | libc::EINTR => Self::CannotOpen,
@@ -267,6 +278,7 @@ pub(crate) fn vm_generation_status() -> &'static str {
 
 /// Whether the watched page has had no consistent read yet (its probe found
 /// it being updated).
+#[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
 static UNSETTLED: AtomicBool = AtomicBool::new(false);
 
 /// [`PROBE`]: not probed (or due again).
