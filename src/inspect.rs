@@ -283,6 +283,27 @@ pub fn probe_vmclock_at(path: &std::path::Path, file_stands_in: bool) -> Result<
     Ok(())
 }
 
+/// Whether process restores (CRIU) are watched: no VMClock page is, and the
+/// kernel gave the droppable page (Linux 6.11+, 64-bit).
+#[cfg(feature = "thread_rng")]
+pub fn process_restore_watched() -> bool {
+    crate::thread::generation::restore_watched()
+}
+
+/// Simulates a CRIU restore of this process, as far as the generation sees
+/// it: the droppable page that holds the word the fast path compares where
+/// no VMClock page is watched is zeroed, as CRIU (which does not dump
+/// droppable pages) restores it. False where there is no such page (a kernel
+/// before 6.11 or 32-bit, or a VMClock page watched).
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub fn simulate_process_restore() -> bool {
+    crate::thread::generation::inspect_drop_restore_page()
+}
+
 /// Marks the VMClock probe as in progress in this process, as if another
 /// thread were inside it: the state a child forked at that moment inherits.
 #[cfg(all(

@@ -732,6 +732,43 @@ mod inspected {
         probe_nothing();
     }
 
+    // --- process restores (issue 26, part 6) -----------------------------------
+
+    /// Whether this kernel gave the droppable page (Linux 6.11+, 64-bit);
+    /// says so when not (the restore tests then have nothing to test).
+    fn restores_watched() -> bool {
+        probe_nothing();
+        let watched = __inspect::process_restore_watched();
+        if !watched {
+            println!("no MAP_DROPPABLE on this kernel: process restores are not watched");
+        }
+        watched
+    }
+
+    /// What CRIU leaves a restored process (its droppable page empty) is a
+    /// new generation for every thread: nothing buffered before is served,
+    /// each thread reseeds once. CRIU itself does not run on these machines
+    /// (see SECURITY.md): this zeroes the page as the restore does.
+    #[test]
+    fn a_process_restore_discards_every_threads_buffer() {
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        every_thread_after(4, || assert!(__inspect::simulate_process_restore()));
+        // Twice: the page is re-armed after the first.
+        every_thread_after(2, || assert!(__inspect::simulate_process_restore()));
+    }
+
+    #[test]
+    fn clones_with_equal_os_seeds_differ_after_a_process_restore() {
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        clones_differ_after(Trigger::ProcessRestore);
+    }
+
     // --- clones whose OS generator gives the same bytes -----------------------
 
     /// How the clones learn of their new generation.
@@ -741,6 +778,9 @@ mod inspected {
         Explicit,
         /// The parent moves the fake VMClock page's counter (shared with both).
         VmClock,
+        /// Each clone finds its droppable page wiped, as a CRIU restore leaves
+        /// it.
+        ProcessRestore,
     }
 
     /// Two clones (children of this process) whose OS generator gives the same
@@ -773,6 +813,9 @@ mod inspected {
                     && unsafe { libc::read(from_parent, go.as_mut_ptr().cast(), 1) } == 1;
                 if ok && trigger == Trigger::Explicit {
                     ratchet_rng::reseed_all_threads();
+                }
+                if ok && trigger == Trigger::ProcessRestore {
+                    let _ = __inspect::simulate_process_restore();
                 }
                 for chunk in after.chunks_exact_mut(8) {
                     chunk.copy_from_slice(&ratchet_rng::u64().to_le_bytes());

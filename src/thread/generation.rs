@@ -140,7 +140,90 @@ pub(crate) fn trusted(now: Generation) -> bool {
 /// The watched VMClock page's counter word, or `None` where none is watched.
 fn watched_word() -> Option<*const AtomicUsize> {
     let word = WATCH.vm_word.load(Ordering::Relaxed);
-    (!core::ptr::eq(word, &raw const NO_DEVICE)).then_some(word.cast_const())
+    (!core::ptr::eq(word, &raw const NO_DEVICE)
+        && !core::ptr::eq(word, DROPPABLE.load(Ordering::Relaxed)))
+    .then_some(word.cast_const())
+}
+
+// --- process restores (CRIU): a word in a droppable page -----------------------
+
+/// Where no VMClock page is watched, [`Watch::vm_word`] points here (Linux
+/// 6.11+, 64-bit): a word alone in a page mapped `MAP_DROPPABLE`, which holds
+/// a nonzero value the process wrote. A forked child sees the page wiped, and
+/// so does a process that CRIU restored: CRIU does not dump the pages of a
+/// droppable mapping (its `mem.c`), and restores the mapping empty. The word
+/// then reads 0, a new generation for every thread's next call, on the fast
+/// path too, at no cost (the same one load as [`NO_DEVICE`]). The kernel may
+/// also drop the page under memory pressure: one needless reseed per thread.
+/// The slow path re-arms the word ([`rearm`]). Null where the kernel refused
+/// the mapping (before 6.11, 32-bit): then nothing in the process sees a
+/// restore (call `reseed_all_threads()`).
+static DROPPABLE: AtomicPtr<AtomicUsize> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Values written into the droppable word: 1, 3, 5, ... (never 0, never one
+/// written before in this process's history, so that a re-armed word never
+/// matches what a thread recorded before the wipe).
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+
+/// `MAP_DROPPABLE` (`linux/mman.h`; not in every `libc` release): a mapping
+/// type of its own, private, in place of `MAP_PRIVATE`.
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+const MAP_DROPPABLE: libc::c_int = 0x08;
+
+/// The droppable word, mapped and armed on first need; null if the kernel
+/// refuses the mapping.
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
+fn droppable_word() -> *mut AtomicUsize {
+    let word = DROPPABLE.load(Ordering::Relaxed);
+    if !word.is_null() {
+        return word;
+    }
+    let len = super::pages::page_bytes();
+    // SAFETY: a new private anonymous mapping at an address the kernel
+    // chooses; failure is `MAP_FAILED` (`EINVAL` before Linux 6.11 and on
+    // 32-bit systems).
+    let page = unsafe {
+        libc::mmap(
+            core::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            MAP_DROPPABLE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if page == libc::MAP_FAILED {
+        return core::ptr::null_mut();
+    }
+    let word = page.cast::<AtomicUsize>();
+    // Two probes at once (a child that took over its parent's): one wins, the
+    // other page stays mapped and unused.
+    match DROPPABLE.compare_exchange(
+        core::ptr::null_mut(),
+        word,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    ) {
+        Ok(_) => {
+            rearm(word);
+            word
+        }
+        Err(theirs) => theirs,
+    }
+}
+
+/// Writes a new armed value into the droppable word if it reads 0 (wiped: a
+/// fork, a restore, or memory pressure). Called by every slow path before it
+/// reads the generation, so that the generation it records is armed.
+fn rearm(word: *mut AtomicUsize) {
+    // SAFETY: `word` is `DROPPABLE`'s: the start of a read-write mapping that
+    // is never unmapped, aligned; the kernel may zero it at any time, which
+    // an atomic read sees as 0 and a write faults back in.
+    let word = unsafe { &*word };
+    if word.load(Ordering::Relaxed) == 0 {
+        let value = ARMED.fetch_add(1, Ordering::Relaxed) << 1 | 1;
+        let _ = word.compare_exchange(0, value, Ordering::Relaxed, Ordering::Relaxed);
+    }
 }
 
 /// Why the VMClock device is not watched.
@@ -327,6 +410,10 @@ use vmclock::Accept;
 pub(crate) fn probe() {
     let seen = PROBE.load(Ordering::Relaxed);
     if seen == DONE {
+        let word = WATCH.vm_word.load(Ordering::Relaxed);
+        if !word.is_null() && core::ptr::eq(word, DROPPABLE.load(Ordering::Relaxed)) {
+            rearm(word);
+        }
         return;
     }
     let me = std::process::id();
@@ -362,7 +449,15 @@ fn probe_now() -> Status {
             {
                 Status::Retrying
             }
-            Err(refusal) => Status::Refused(refusal),
+            Err(refusal) => {
+                // No device: process restores are still seen where the
+                // kernel has droppable mappings.
+                let word = droppable_word();
+                if !word.is_null() {
+                    WATCH.vm_word.store(word, Ordering::Relaxed);
+                }
+                Status::Refused(refusal)
+            }
         }
     }
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
@@ -384,6 +479,14 @@ fn watch(attached: &vmclock::Attached) -> Status {
     } else {
         Status::Unsettled
     }
+}
+
+/// Whether the droppable word (process restores) is what the fast path
+/// compares.
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn restore_watched() -> bool {
+    let word = WATCH.vm_word.load(Ordering::Relaxed);
+    !word.is_null() && core::ptr::eq(word, DROPPABLE.load(Ordering::Relaxed))
 }
 
 /// Whether a VMClock page is watched.
@@ -457,6 +560,27 @@ pub(crate) fn inspect_probe_at(path: std::ffi::CString, file: bool) {
     FAILED_PROBES.store(0, Ordering::Relaxed);
     set_status(Status::NotProbed);
     PROBE.store(IDLE, Ordering::Relaxed);
+}
+
+/// What a CRIU restore does to the droppable word's page (its pages are not
+/// dumped, so the restored mapping is empty): zeroes it. False where there is
+/// no such page (the kernel refused `MAP_DROPPABLE`, or a VMClock page is
+/// watched instead).
+#[cfg(all(
+    ratchet_rng_inspect,
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub(crate) fn inspect_drop_restore_page() -> bool {
+    let word = DROPPABLE.load(Ordering::Relaxed);
+    if word.is_null() || !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), word) {
+        return false;
+    }
+    let len = super::pages::page_bytes();
+    // SAFETY: `word` is the start of the droppable mapping, `len` bytes;
+    // `MADV_DONTNEED` on a private anonymous mapping gives zero-filled pages
+    // on the next touch, as the kernel's own drop does.
+    unsafe { libc::madvise(word.cast(), len, libc::MADV_DONTNEED) == 0 }
 }
 
 /// Marks the probe as in progress in this process (as if another thread were
