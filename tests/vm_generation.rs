@@ -734,15 +734,34 @@ mod inspected {
 
     // --- process restores (issue 26, part 6) -----------------------------------
 
-    /// Whether this kernel gave the droppable page (Linux 6.11+, 64-bit);
-    /// says so when not (the restore tests then have nothing to test).
+    /// Whether this kernel has droppable mappings (`MAP_DROPPABLE`, Linux
+    /// 6.11+, 64-bit), in which case the library must watch process restores
+    /// (no VMClock page watched); says so when it has none (the restore tests
+    /// then have nothing to test).
     fn restores_watched() -> bool {
+        const MAP_DROPPABLE: libc::c_int = 0x08;
+        // SAFETY: a new anonymous mapping, unmapped at once.
+        let kernel_has = unsafe {
+            let page = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                MAP_DROPPABLE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            page != libc::MAP_FAILED && libc::munmap(page, 4096) == 0
+        };
         probe_nothing();
-        let watched = __inspect::process_restore_watched();
-        if !watched {
+        if !kernel_has {
             println!("no MAP_DROPPABLE on this kernel: process restores are not watched");
+            return false;
         }
-        watched
+        assert!(
+            __inspect::process_restore_watched(),
+            "the kernel has MAP_DROPPABLE, yet process restores are not watched"
+        );
+        true
     }
 
     /// What CRIU leaves a restored process (its droppable page empty) is a
