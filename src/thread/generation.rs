@@ -361,13 +361,30 @@ pub(crate) fn vm_generation_status() -> &'static str {
 
 /// Whether the watched page has had no consistent read yet (its probe found
 /// it being updated).
-#[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
+#[cfg_attr(
+    any(miri, not(any(target_os = "linux", target_os = "android"))),
+    allow(dead_code, reason = "no VMClock device here")
+)]
 static UNSETTLED: AtomicBool = AtomicBool::new(false);
 
 /// [`PROBE`]: not probed (or due again).
 const IDLE: usize = 0;
 /// [`PROBE`]: done, found or not; never probed again.
 const DONE: usize = 1;
+
+/// This process's id where a process can fork (a constant elsewhere: WASI
+/// has no process id, and `std::process::id` panics there).
+fn process_id() -> u32 {
+    #[cfg(unix)]
+    {
+        // SAFETY: `getpid` has no preconditions and cannot fail.
+        u32::try_from(unsafe { libc::getpid() }).unwrap_or(1)
+    }
+    #[cfg(not(unix))]
+    {
+        1
+    }
+}
 
 /// [`PROBE`] while the process with id `pid` probes (one of its threads).
 fn busy(pid: u32) -> usize {
@@ -416,7 +433,7 @@ pub(crate) fn probe() {
         }
         return;
     }
-    let me = std::process::id();
+    let me = process_id();
     if seen != IDLE && seen == busy(me) {
         // Another thread of this process is probing.
         return;
@@ -591,7 +608,7 @@ pub(crate) fn inspect_drop_restore_page() -> bool {
     not(miri)
 ))]
 pub(crate) fn inspect_probe_busy() {
-    PROBE.store(busy(std::process::id()), Ordering::Relaxed);
+    PROBE.store(busy(process_id()), Ordering::Relaxed);
 }
 
 /// Bytes of [`clone_material`].
