@@ -322,6 +322,8 @@ pub struct Backends {
     aes: AesBackend,
     #[cfg(feature = "thread_rng")]
     vm_generation: &'static str,
+    #[cfg(feature = "thread_rng")]
+    process_restore: &'static str,
 }
 
 impl Backends {
@@ -352,6 +354,15 @@ impl Backends {
     pub fn vm_generation(&self) -> &'static str {
         self.vm_generation
     }
+
+    /// What tells [`rng()`](crate::rng) of a process restore (CRIU) without a
+    /// [`reseed_all_threads()`](crate::reseed_all_threads) call:
+    /// `"droppable page"` (Linux 6.11+, 64-bit, where no VMClock page is
+    /// watched), otherwise `"none: ..."` and why, or `"not probed yet"`.
+    #[cfg(feature = "thread_rng")]
+    pub fn process_restore(&self) -> &'static str {
+        self.process_restore
+    }
 }
 
 impl core::fmt::Display for Backends {
@@ -376,6 +387,8 @@ pub fn backends() -> Backends {
         aes: AesBackend::detect(),
         #[cfg(feature = "thread_rng")]
         vm_generation: crate::thread::generation::vm_generation_status(),
+        #[cfg(feature = "thread_rng")]
+        process_restore: crate::thread::generation::process_restore_status(),
     }
 }
 

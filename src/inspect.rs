@@ -287,7 +287,7 @@ pub fn probe_vmclock_at(path: &std::path::Path, file_stands_in: bool) -> Result<
 /// kernel gave the droppable page (Linux 6.11+, 64-bit).
 #[cfg(feature = "thread_rng")]
 pub fn process_restore_watched() -> bool {
-    crate::thread::generation::restore_watched()
+    crate::thread::generation::process_restore_status() == "droppable page"
 }
 
 /// Simulates a CRIU restore of this process, as far as the generation sees

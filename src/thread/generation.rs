@@ -359,6 +359,19 @@ pub(crate) fn vm_generation_status() -> &'static str {
         .name()
 }
 
+/// What tells this process of a CRIU restore (see [`DROPPABLE`]).
+pub(crate) fn process_restore_status() -> &'static str {
+    if watched_word().is_some() {
+        "none: the VMClock device is mapped (CRIU refuses to dump such a process)"
+    } else if restore_word_watched() {
+        "droppable page"
+    } else if PROBE.load(Ordering::Relaxed) == DONE {
+        "none: no MAP_DROPPABLE here (Linux 6.11+, 64-bit)"
+    } else {
+        "not probed yet"
+    }
+}
+
 /// Whether the watched page has had no consistent read yet (its probe found
 /// it being updated).
 #[cfg_attr(
@@ -500,8 +513,7 @@ fn watch(attached: &vmclock::Attached) -> Status {
 
 /// Whether the droppable word (process restores) is what the fast path
 /// compares.
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn restore_watched() -> bool {
+fn restore_word_watched() -> bool {
     let word = WATCH.vm_word.load(Ordering::Relaxed);
     !word.is_null() && core::ptr::eq(word, DROPPABLE.load(Ordering::Relaxed))
 }
