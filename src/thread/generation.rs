@@ -10,8 +10,10 @@
 //!   [`reseed_all_threads`] (one atomic add: async-signal-safe);
 //! - `vm`, a load from the VMClock device's page (`/dev/vmclock0`, Linux:
 //!   `vm_generation_counter`, which the hypervisor changes on every snapshot
-//!   restore), mapped read-only once per process (`generation/vmclock.rs`); a
-//!   constant where there is no such device.
+//!   restore), mapped read-only once per process (`generation/vmclock.rs`);
+//!   where there is no such device, a word in a droppable page, which a CRIU
+//!   restore (and a fork) leaves 0 ([`DROPPABLE`]; Linux 6.11+), or else a
+//!   constant.
 //!
 //! Each thread's page records the generation its generator was seeded under
 //! (`storage.rs`); a call that finds another one takes the slow path, which
@@ -24,6 +26,12 @@
 //! valid (magic, the generation-counter flag, an even and unchanged
 //! `seq_count`) and its counter equal to what the fast path compares; otherwise
 //! it reseeds on every call and keeps the fast path closed.
+//!
+//! The device is probed on the slow path until the probe is decided ([`probe`]:
+//! hostile files at its path refused by `fstat`, a page torn at the probe
+//! watched unsettled, failures that may pass retried a bounded number of
+//! times); until then no call serves from a buffer. What was found is
+//! `backends().vm_generation()` and `.process_restore()`.
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
