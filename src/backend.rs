@@ -320,6 +320,10 @@ pub struct Backends {
     keccak: KeccakBackend,
     chacha: ChaChaBackend,
     aes: AesBackend,
+    #[cfg(feature = "thread_rng")]
+    vm_generation: &'static str,
+    #[cfg(feature = "thread_rng")]
+    process_restore: &'static str,
 }
 
 impl Backends {
@@ -339,6 +343,28 @@ impl Backends {
     #[must_use]
     pub fn aes(&self) -> &'static str {
         self.aes.name()
+    }
+
+    /// What tells [`rng()`](crate::rng) of a VM snapshot restore without a
+    /// [`reseed_all_threads()`](crate::reseed_all_threads) call: `"vmclock"`
+    /// when the VMClock device's VM generation counter (`/dev/vmclock0`,
+    /// Linux) is watched; `"vmclock (being updated ...)"` while it is watched
+    /// but has not yet been read settled; otherwise `"none: ..."` and why (no
+    /// device, permission denied, a file that is not the device, ...), or
+    /// `"not probed yet"` before the first use of `rng()` in the process.
+    /// Whatever it says, `rng()` works (see SECURITY.md, "VM snapshots").
+    #[cfg(feature = "thread_rng")]
+    pub fn vm_generation(&self) -> &'static str {
+        self.vm_generation
+    }
+
+    /// What tells [`rng()`](crate::rng) of a process restore (CRIU) without a
+    /// [`reseed_all_threads()`](crate::reseed_all_threads) call:
+    /// `"droppable page"` (Linux 6.11+, 64-bit, where no VMClock page is
+    /// watched), otherwise `"none: ..."` and why, or `"not probed yet"`.
+    #[cfg(feature = "thread_rng")]
+    pub fn process_restore(&self) -> &'static str {
+        self.process_restore
     }
 }
 
@@ -363,6 +389,10 @@ pub fn backends() -> Backends {
         keccak: KeccakBackend::detect(),
         chacha: ChaChaBackend::detect(),
         aes: AesBackend::detect(),
+        #[cfg(feature = "thread_rng")]
+        vm_generation: crate::thread::generation::vm_generation_status(),
+        #[cfg(feature = "thread_rng")]
+        process_restore: crate::thread::generation::process_restore_status(),
     }
 }
 

@@ -252,13 +252,67 @@ pub fn simulate_wipe_verdict(verdict: Option<bool>) {
 /// Why the page is not watched.
 #[cfg(all(
     feature = "thread_rng",
-    any(target_os = "linux", target_os = "android")
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
 ))]
 pub fn watch_vmclock(path: &std::path::Path) -> Result<(), &'static str> {
     use std::os::unix::ffi::OsStrExt;
     let path =
         std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in the path")?;
     crate::thread::generation::inspect_watch(&path)
+}
+
+/// Unwatches any VMClock page and makes the next slow path (the next call
+/// that misses the fast path, on any thread) probe `path` exactly as it
+/// probes `/dev/vmclock0` (open, `fstat`, map, seqlock read), with a fresh
+/// retry budget; a regular file (a fake page) is accepted only with
+/// `file_stands_in`. What it finds shows in `backends().vm_generation()`.
+///
+/// # Errors
+/// A NUL in the path.
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub fn probe_vmclock_at(path: &std::path::Path, file_stands_in: bool) -> Result<(), &'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let path =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in the path")?;
+    crate::thread::generation::inspect_probe_at(path, file_stands_in);
+    Ok(())
+}
+
+/// Whether process restores (CRIU) are watched: no VMClock page is, and the
+/// kernel gave the droppable page (Linux 6.11+, 64-bit).
+#[cfg(feature = "thread_rng")]
+pub fn process_restore_watched() -> bool {
+    crate::thread::generation::process_restore_status() == "droppable page"
+}
+
+/// Simulates a CRIU restore of this process, as far as the generation sees
+/// it: the droppable page that holds the word the fast path compares where
+/// no VMClock page is watched is zeroed, as CRIU (which does not dump
+/// droppable pages) restores it. False where there is no such page (a kernel
+/// before 6.11 or 32-bit, or a VMClock page watched).
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub fn simulate_process_restore() -> bool {
+    crate::thread::generation::inspect_drop_restore_page()
+}
+
+/// Marks the VMClock probe as in progress in this process, as if another
+/// thread were inside it: the state a child forked at that moment inherits.
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub fn vmclock_probe_in_progress() {
+    crate::thread::generation::inspect_probe_busy();
 }
 
 /// Whether a VMClock page (the device, or [`watch_vmclock`]'s) is watched.

@@ -163,8 +163,11 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///   system call), a `clone` into a new PID namespace can have its parent's pid.
 /// - A snapshot of a whole process or virtual machine (CRIU, VM snapshots) is
 ///   not a fork. It is detected where the guest has a VMClock device with a VM
-///   generation counter (Linux); elsewhere, call [`reseed_all_threads`] after
-///   a restore (see `SECURITY.md`, "VM snapshots").
+///   generation counter (Linux), and a CRIU restore where no VMClock page is
+///   watched and the kernel has droppable mappings (Linux 6.11+, 64-bit);
+///   elsewhere, call [`reseed_all_threads`] after a restore (see
+///   `SECURITY.md`, "VM snapshots"; [`backends()`](crate::backends) says
+///   what this process watches).
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
@@ -268,8 +271,10 @@ impl TryCryptoRng for ThreadRng {}
 /// - whenever you suspect the process's memory was seen or copied.
 ///
 /// Where the guest has a VMClock device with a VM generation counter
-/// (`/dev/vmclock0`, Linux 6.13+), a restore is detected without this call (see
-/// `SECURITY.md`, "VM snapshots", for what is guaranteed with and without it).
+/// (`/dev/vmclock0`, Linux 6.13+), a restore is detected without this call,
+/// and so is a CRIU restore where no VMClock page is watched and the kernel
+/// has droppable mappings (Linux 6.11+); see `SECURITY.md`, "VM snapshots",
+/// for what is guaranteed with and without them.
 ///
 /// It returns at once: each thread reseeds at its next call, on every thread,
 /// including threads blocked when it was called. A call it interrupted (from a

@@ -380,6 +380,414 @@ mod inspected {
         let _ = std::fs::remove_file(&short);
     }
 
+    // --- hostile files at the device path (issue 26, part 3) -------------------
+
+    /// What a fresh thread's first calls found after the probe was pointed at
+    /// `path` (`file`: a regular file may stand in for the device).
+    #[derive(Debug)]
+    struct Probed {
+        watched: bool,
+        status: &'static str,
+    }
+
+    /// Points the probe at `path` and lets a fresh thread's first calls (a
+    /// slow path: the probe runs there) draw, within a generous bound: a
+    /// probe that blocks fails here instead of hanging the test.
+    fn probe_from_a_new_thread(path: &std::path::Path, file: bool) -> Probed {
+        __inspect::probe_vmclock_at(path, file).unwrap();
+        let (done, result) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let values: Vec<u64> = (0..8).map(|_| ratchet_rng::u64()).collect();
+            let mut buf = [0u8; 64];
+            ratchet_rng::fill(&mut buf);
+            let _ = done.send(values.windows(2).all(|w| w[0] != w[1]) && buf != [0; 64]);
+        });
+        let served = result
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("{}: the probe blocked (no value in 30 s)", path.display()));
+        assert!(served, "{}: the generator did not work", path.display());
+        Probed {
+            watched: __inspect::vmclock_watched(),
+            status: ratchet_rng::backends().vm_generation(),
+        }
+    }
+
+    /// Leaves the probe settled on an absent device (no page watched), as
+    /// the tests that follow expect of a machine without one.
+    fn probe_nothing() {
+        let probed = probe_from_a_new_thread(std::path::Path::new("/nonexistent/vmclock0"), false);
+        assert!(!probed.watched);
+        assert_eq!(probed.status, "none: no /dev/vmclock0");
+    }
+
+    fn refused(path: &std::path::Path, why: &str) {
+        let probed = probe_from_a_new_thread(path, false);
+        assert!(!probed.watched, "{} watched: {probed:?}", path.display());
+        assert!(
+            probed.status.starts_with("none: ") && probed.status.contains(why),
+            "{}: {probed:?}, expected {why:?}",
+            path.display()
+        );
+    }
+
+    /// A FIFO at the device path: opening it must not block (`O_NONBLOCK`).
+    #[test]
+    fn a_fifo_at_the_device_path_neither_blocks_nor_is_watched() {
+        let _serial = serial();
+        let fifo =
+            std::env::temp_dir().join(format!("ratchet-rng-vmclock-{}-fifo", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        refused(&fifo, "not a character device");
+        let _ = std::fs::remove_file(&fifo);
+        probe_nothing();
+    }
+
+    /// A regular file holding a valid VMClock page at the device path (and a
+    /// directory): the device is a character device, so neither is mapped.
+    #[test]
+    fn a_regular_file_or_directory_at_the_device_path_is_not_watched() {
+        let _serial = serial();
+        let page = FakeVmClock::new("regular");
+        refused(&page.path, "not a character device");
+        refused(&std::env::temp_dir(), "not a character device");
+        probe_nothing();
+    }
+
+    /// Character devices of the wrong kind: `/dev/zero` maps (as zeros),
+    /// `/dev/null` does not; both are refused before the `mmap`.
+    #[test]
+    fn a_character_device_of_the_wrong_kind_is_not_watched() {
+        let _serial = serial();
+        for device in ["/dev/null", "/dev/zero"] {
+            refused(std::path::Path::new(device), "not the VMClock device");
+        }
+        probe_nothing();
+    }
+
+    /// A device the process may not read (`/dev/vmclock0` is often
+    /// `crw-------`): a child without the permission (an unprivileged user
+    /// when the tests run as root) gets a working generator, no watch, and
+    /// the reason in `backends()`.
+    #[test]
+    fn permission_denied_gives_a_working_generator_and_says_why() {
+        let _serial = serial();
+        let page = FakeVmClock::new("denied");
+        std::fs::set_permissions(
+            &page.path,
+            std::os::unix::fs::PermissionsExt::from_mode(0o000),
+        )
+        .unwrap();
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        // SAFETY: the child makes only system calls and draws (its page
+        // exists: no allocation), then `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: plain system calls; as root, become `nobody`.
+            let dropped = unsafe {
+                libc::geteuid() != 0 || (libc::setgid(65534) == 0 && libc::setuid(65534) == 0)
+            };
+            let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
+            let status = ratchet_rng::backends().vm_generation();
+            let code = if !dropped {
+                3
+            } else if a == b {
+                4
+            } else if __inspect::vmclock_watched() {
+                5
+            } else if status != "none: /dev/vmclock0 not readable (permission denied)" {
+                6
+            } else {
+                0
+            };
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "permission denied: 3 = could not drop root, 4 = equal values, 5 = watched, 6 = wrong status"
+        );
+        probe_nothing();
+    }
+
+    /// A page being updated at the probe (odd `seq_count`) and stuck so: it is
+    /// watched, not given up on, and no call serves without the check (every
+    /// one reseeds, none blocks).
+    #[test]
+    fn a_seqlock_stuck_odd_at_the_probe_is_watched_and_never_trusted() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("stuck");
+        fresh_buffer();
+        let buffered = buffered_windows();
+        page.begin();
+        let probed = probe_from_a_new_thread(&page.path, true);
+        assert!(
+            probed.watched,
+            "an odd seq_count at the probe turned the watch off: {probed:?}"
+        );
+        assert!(
+            probed.status.starts_with("vmclock (being updated"),
+            "{probed:?}"
+        );
+        every_call_reseeds(&buffered, 64, "seq_count stuck odd since the probe");
+        probe_nothing();
+    }
+
+    /// A page odd once at the probe, settled after: watched and trusted from
+    /// the first settled read, and a restore is then seen.
+    #[test]
+    fn a_seqlock_odd_once_at_the_probe_is_watched_and_then_trusted() {
+        let _serial = serial();
+        let mut page = FakeVmClock::new("once");
+        page.begin();
+        let probed = probe_from_a_new_thread(&page.path, true);
+        assert!(
+            probed.watched,
+            "an odd seq_count at the probe turned the watch off: {probed:?}"
+        );
+        page.end();
+        let _ = ratchet_rng::u64();
+        let _ = ratchet_rng::u64();
+        assert_eq!(ratchet_rng::backends().vm_generation(), "vmclock");
+        if __inspect::thread_state_pages().unwrap().wipe_on_fork {
+            assert!(
+                __inspect::fast_path_open(),
+                "a settled page left the fast path closed"
+            );
+        }
+        every_thread_after(2, || page.restore());
+        probe_nothing();
+    }
+
+    /// A fork while a thread of the parent is inside the probe: the child has
+    /// no such thread, so it probes itself and is watched.
+    #[test]
+    fn a_child_forked_during_a_probe_is_watched() {
+        let _serial = serial();
+        let page = FakeVmClock::new("forked");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        __inspect::vmclock_probe_in_progress();
+        // SAFETY: the child only draws (its page exists: no allocation) and
+        // `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let _ = ratchet_rng::u64();
+            let _ = ratchet_rng::u64();
+            let code = if !__inspect::vmclock_watched() {
+                5
+            } else if ratchet_rng::backends().vm_generation() != "vmclock" {
+                6
+            } else {
+                0
+            };
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "forked during a probe: 5 = the child is not watched, 6 = wrong status"
+        );
+        // The parent's own probe is still marked in progress: start over.
+        probe_nothing();
+    }
+
+    /// Runs `child` in a forked child of this process and returns its exit
+    /// code (`child` must only make system calls and draw: the caller drew on
+    /// this thread before, so its page exists and drawing allocates nothing).
+    fn in_child(child: fn() -> i32) -> i32 {
+        // SAFETY: the child runs `child` (see above) and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = child();
+            // SAFETY: ends the child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child; `status` is a valid out-pointer.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+        libc::WEXITSTATUS(status)
+    }
+
+    /// Sets this process's soft limit on open files (0: every `open` fails
+    /// with `EMFILE`, a failure that may pass); true if it took.
+    fn limit_files(soft: libc::rlim_t) -> bool {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain system calls on a valid `rlimit`.
+        unsafe {
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && {
+                limit.rlim_cur = soft.min(limit.rlim_max);
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+            }
+        }
+    }
+
+    /// A probe that fails in a way that may pass (out of descriptors) is
+    /// tried again on a later slow path, and no call serves from a buffer
+    /// until the watch is decided; once the failure passes, the page is
+    /// watched.
+    #[test]
+    fn a_failed_probe_is_retried_on_a_later_slow_path() {
+        let _serial = serial();
+        let page = FakeVmClock::new("retried");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        let code = in_child(|| {
+            if !limit_files(0) {
+                return 3;
+            }
+            let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
+            let retrying = ratchet_rng::backends()
+                .vm_generation()
+                .starts_with("probing");
+            let closed = !__inspect::fast_path_open();
+            if !limit_files(libc::RLIM_INFINITY) {
+                return 3;
+            }
+            let _ = ratchet_rng::u64();
+            if a == b {
+                4
+            } else if !retrying {
+                5
+            } else if !closed {
+                6
+            } else if !__inspect::vmclock_watched()
+                || ratchet_rng::backends().vm_generation() != "vmclock"
+            {
+                7
+            } else {
+                0
+            }
+        });
+        assert_eq!(
+            code, 0,
+            "3 = no rlimit, 4 = equal values, 5 = not retried, 6 = served unchecked while undecided, 7 = not watched after the failure passed"
+        );
+        probe_nothing();
+    }
+
+    /// A failure that never passes is retried a bounded number of times:
+    /// then the probe is done (not watched, and why), and the fast path opens.
+    #[test]
+    fn a_probe_that_keeps_failing_gives_up_after_a_few_tries() {
+        let _serial = serial();
+        let page = FakeVmClock::new("gives-up");
+        let _ = ratchet_rng::u64(); // this thread's page exists before the fork
+        __inspect::probe_vmclock_at(&page.path, true).unwrap();
+        let code = in_child(|| {
+            if !limit_files(0) {
+                return 3;
+            }
+            for _ in 0..64 {
+                let _ = ratchet_rng::u64();
+            }
+            let status = ratchet_rng::backends().vm_generation();
+            let open = __inspect::fast_path_open()
+                || !__inspect::thread_state_pages().is_some_and(|p| p.wipe_on_fork);
+            if status != "none: /dev/vmclock0 could not be opened or mapped (tried several times)" {
+                5
+            } else if !open {
+                6
+            } else {
+                0
+            }
+        });
+        assert_eq!(
+            code, 0,
+            "3 = no rlimit, 5 = still probing after 64 calls, 6 = the fast path stayed closed"
+        );
+        probe_nothing();
+    }
+
+    /// While a probe is in progress (another thread is inside it), no thread
+    /// serves from a buffer: every call reseeds, the fast path stays closed.
+    #[test]
+    fn no_call_serves_unchecked_while_a_probe_is_in_progress() {
+        let _serial = serial();
+        probe_nothing();
+        fresh_buffer();
+        let buffered = buffered_windows();
+        __inspect::vmclock_probe_in_progress();
+        every_call_reseeds(&buffered, 16, "a probe in progress on another thread");
+        probe_nothing();
+    }
+
+    // --- process restores (issue 26, part 6) -----------------------------------
+
+    /// Whether this kernel has droppable mappings (`MAP_DROPPABLE`, Linux
+    /// 6.11+, 64-bit), in which case the library must watch process restores
+    /// (no VMClock page watched); says so when it has none (the restore tests
+    /// then have nothing to test).
+    fn restores_watched() -> bool {
+        const MAP_DROPPABLE: libc::c_int = 0x08;
+        // SAFETY: a new anonymous mapping, unmapped at once.
+        let kernel_has = unsafe {
+            let page = libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                MAP_DROPPABLE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            page != libc::MAP_FAILED && libc::munmap(page, 4096) == 0
+        };
+        probe_nothing();
+        if !kernel_has {
+            println!("no MAP_DROPPABLE on this kernel: process restores are not watched");
+            return false;
+        }
+        assert!(
+            __inspect::process_restore_watched(),
+            "the kernel has MAP_DROPPABLE, yet process restores are not watched"
+        );
+        true
+    }
+
+    /// What CRIU leaves a restored process (its droppable page empty) is a
+    /// new generation for every thread: nothing buffered before is served,
+    /// each thread reseeds once. CRIU itself does not run on these machines
+    /// (see SECURITY.md): this zeroes the page as the restore does.
+    #[test]
+    fn a_process_restore_discards_every_threads_buffer() {
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        every_thread_after(4, || assert!(__inspect::simulate_process_restore()));
+        // Twice: the page is re-armed after the first.
+        every_thread_after(2, || assert!(__inspect::simulate_process_restore()));
+    }
+
+    #[test]
+    fn clones_with_equal_os_seeds_differ_after_a_process_restore() {
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        clones_differ_after(Trigger::ProcessRestore);
+    }
+
     // --- clones whose OS generator gives the same bytes -----------------------
 
     /// How the clones learn of their new generation.
@@ -389,6 +797,9 @@ mod inspected {
         Explicit,
         /// The parent moves the fake VMClock page's counter (shared with both).
         VmClock,
+        /// Each clone finds its droppable page wiped, as a CRIU restore leaves
+        /// it.
+        ProcessRestore,
     }
 
     /// Two clones (children of this process) whose OS generator gives the same
@@ -427,6 +838,9 @@ mod inspected {
                     && unsafe { libc::read(from_parent, go.as_mut_ptr().cast(), 1) } == 1;
                 if ok && trigger == Trigger::Explicit {
                     ratchet_rng::reseed_all_threads();
+                }
+                if ok && trigger == Trigger::ProcessRestore {
+                    let _ = __inspect::simulate_process_restore();
                 }
                 for chunk in after.chunks_exact_mut(8) {
                     chunk.copy_from_slice(&ratchet_rng::u64().to_le_bytes());

@@ -424,6 +424,9 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     } else {
         page
     };
+    // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
+    // path until the probe is done (one load after that).
+    generation::probe();
     let protection = fork::protection(close_in_child);
     let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
     let fast = protection.fast_path(wipes);
@@ -507,8 +510,6 @@ fn create_page() -> Option<*mut Page> {
         return None;
     }
     let protection = fork::protection(close_in_child);
-    // The process's VM generation watch (`/dev/vmclock0`), once per process.
-    generation::probe_once();
     let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
         set_page(ptr::null_mut());
         return None;

@@ -26,6 +26,8 @@
 use core::ffi::CStr;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 
+use super::Refusal;
+
 const MAGIC: u32 = 0x4b4c_4356;
 const MAGIC_AT: usize = 0;
 const SIZE_AT: usize = 4;
@@ -69,16 +71,32 @@ fn page_of(word: *const AtomicUsize) -> *const u8 {
     word.cast::<u8>().wrapping_sub(GENERATION_AT)
 }
 
+/// What one seqlock read of the page saw.
+pub(super) enum View {
+    /// Even and unchanged `seq_count`, the magic and the generation-counter
+    /// flag in place.
+    Valid(Fields),
+    /// A consistent read of a page that is not a VMClock page with the
+    /// generation counter.
+    Invalid,
+    /// `seq_count` odd, or changed under the read, through [`RETRIES`] reads:
+    /// the hypervisor is (or was stuck) updating it.
+    Torn,
+}
+
 /// [`read`] of the page whose watched word is `word`.
-pub(super) fn read_watched(word: *const AtomicUsize) -> Option<Fields> {
+pub(super) fn read_watched(word: *const AtomicUsize) -> View {
     read(page_of(word))
 }
 
-/// A consistent, valid view of the page: `seq_count` even and the same before
-/// and after, the magic and the generation-counter flag in place. `None` if the
-/// page is invalid, or still being updated after [`RETRIES`] reads (then the
-/// caller reseeds rather than trusts it).
-fn read(page: *const u8) -> Option<Fields> {
+/// A seqlock read of the page: [`View::Valid`] only for an even and unchanged
+/// `seq_count` with the magic and the generation-counter flag in place.
+///
+/// Every load is `Relaxed` (the page is read-only memory, and
+/// `core::sync::atomic` promises read-only memory only to `Relaxed` loads);
+/// the two `Acquire` fences give the seqlock its order: the fields are read
+/// after the first `seq_count` load and before the second.
+fn read(page: *const u8) -> View {
     // SAFETY: `page` was checked by `attach` (a mapping of a whole page, at
     // least `ABI_BYTES`, never unmapped); each offset is inside the structure
     // and aligned for its type.
@@ -91,11 +109,12 @@ fn read(page: *const u8) -> Option<Fields> {
         )
     };
     for _ in 0..RETRIES {
-        let before = seq.load(Ordering::Acquire);
+        let before = seq.load(Ordering::Relaxed);
         if u32::from_le(before) & 1 != 0 {
             core::hint::spin_loop();
             continue;
         }
+        fence(Ordering::Acquire);
         let magic = u32::from_le(magic.load(Ordering::Relaxed));
         let flags = u32::from_le(flags.load(Ordering::Relaxed));
         let generation_word = generation.load(Ordering::Relaxed);
@@ -103,34 +122,88 @@ fn read(page: *const u8) -> Option<Fields> {
         if seq.load(Ordering::Relaxed) != before {
             continue;
         }
-        return (magic == MAGIC && flags & FLAG_GENERATION_COUNTER != 0)
-            .then_some(Fields { generation_word });
+        return if magic == MAGIC && flags & FLAG_GENERATION_COUNTER != 0 {
+            View::Valid(Fields { generation_word })
+        } else {
+            View::Invalid
+        };
     }
-    None
+    View::Torn
 }
 
-/// Maps the VMClock page at `path` read-only (a whole system page, as the
-/// driver's `mmap` gives) and returns the word the fast path compares, if it
-/// is a valid VMClock page with the generation counter; the file is closed
-/// either way, the mapping kept only on success.
-pub(super) fn attach(path: &CStr) -> Result<*const AtomicUsize, &'static str> {
-    // SAFETY: a NUL-terminated path; the descriptor is closed below.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err("cannot open the VMClock device");
-    }
-    // A regular file (a test's fake page) shorter than the structure would
-    // fault when read past its end; the device itself reports no size.
+/// The misc character devices' major number (`MISC_MAJOR`): the VMClock
+/// driver registers `/dev/vmclock0` as one (a dynamic minor).
+const MISC_MAJOR: libc::c_uint = 10;
+
+/// What may stand at the path [`attach`] opens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Accept {
+    /// The device only: a misc character device that reports no size.
+    Device,
+    /// The device, or a regular file of at least [`ABI_BYTES`] (a test's
+    /// fake page).
+    DeviceOrFile,
+}
+
+/// What [`attach`] mapped.
+pub(super) struct Attached {
+    /// The word the fast path compares.
+    pub(super) word: *const AtomicUsize,
+    /// Whether the probe's seqlock read was consistent (else the page is
+    /// watched unsettled: untrusted until a read settles it).
+    pub(super) settled: bool,
+}
+
+/// Whether the file `fd` (just opened) may be the VMClock device.
+fn check_file(fd: libc::c_int, accept: Accept) -> Result<(), Refusal> {
     // SAFETY: `stat` is plain data, filled by `fstat` on our descriptor.
     let mut stat: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: as above.
-    let short = unsafe { libc::fstat(fd, &raw mut stat) } != 0
-        || (stat.st_mode & libc::S_IFMT == libc::S_IFREG
-            && usize::try_from(stat.st_size).unwrap_or(0) < ABI_BYTES);
-    if short {
+    if unsafe { libc::fstat(fd, &raw mut stat) } != 0 {
+        return Err(Refusal::CannotOpen);
+    }
+    match stat.st_mode & libc::S_IFMT {
+        libc::S_IFCHR => {
+            // The device reports no size; `/dev/null`, `/dev/zero`, a tty and
+            // the like are other majors.
+            if libc::major(stat.st_rdev) == MISC_MAJOR && stat.st_size == 0 {
+                Ok(())
+            } else {
+                Err(Refusal::WrongDevice)
+            }
+        }
+        libc::S_IFREG if accept == Accept::DeviceOrFile => {
+            // Shorter than the structure would fault when read past its end.
+            if usize::try_from(stat.st_size).unwrap_or(0) >= ABI_BYTES {
+                Ok(())
+            } else {
+                Err(Refusal::NotVmClock)
+            }
+        }
+        _ => Err(Refusal::NotCharDevice),
+    }
+}
+
+/// Maps the VMClock page at `path` read-only (a whole system page, as the
+/// driver's `mmap` gives) and returns the word the fast path compares. The
+/// file is opened without blocking (a FIFO), without becoming a controlling
+/// terminal, and `fstat`ed before it is mapped: only the misc character
+/// device (or, for [`Accept::DeviceOrFile`], a regular file) is. The page is
+/// kept if a seqlock read finds it valid, or finds no consistent view (an
+/// update in progress: the caller watches it unsettled); the file is closed
+/// either way.
+pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY;
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe { libc::open(path.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(Refusal::from_errno(errno()));
+    }
+    let checked = check_file(fd, accept);
+    if let Err(refusal) = checked {
         // SAFETY: our descriptor.
         unsafe { libc::close(fd) };
-        return Err("not a VMClock page: too short");
+        return Err(refusal);
     }
     let len = crate::thread::pages::page_bytes();
     // SAFETY: a new shared read-only mapping of the file at an address the
@@ -145,22 +218,37 @@ pub(super) fn attach(path: &CStr) -> Result<*const AtomicUsize, &'static str> {
             0,
         )
     };
+    let mapped = if page == libc::MAP_FAILED {
+        Err(Refusal::from_map_errno(errno()))
+    } else {
+        Ok(page.cast::<u8>().cast_const())
+    };
     // SAFETY: our descriptor; the mapping does not need it open.
     unsafe { libc::close(fd) };
-    if page == libc::MAP_FAILED {
-        return Err("cannot map the VMClock device");
-    }
-    let page = page.cast::<u8>().cast_const();
+    let page = mapped?;
     // SAFETY: the mapping just made, a whole page (>= 4096 >= `ABI_BYTES`),
     // backed by at least `ABI_BYTES` (the device's page, or a file checked
     // above).
     let size = unsafe { le32(page, SIZE_AT) } as usize;
-    if read(page).is_none() || size < ABI_BYTES {
+    let settled = match read(page) {
+        View::Valid(_) if size >= ABI_BYTES => Some(true),
+        View::Torn => Some(false),
+        View::Valid(_) | View::Invalid => None,
+    };
+    let Some(settled) = settled else {
         // SAFETY: the mapping made above, never handed out.
         unsafe { libc::munmap(page.cast_mut().cast(), len) };
-        return Err("not a VMClock page with a VM generation counter");
-    }
-    Ok(page.wrapping_add(GENERATION_AT).cast::<AtomicUsize>())
+        return Err(Refusal::NotVmClock);
+    };
+    Ok(Attached {
+        word: page.wrapping_add(GENERATION_AT).cast::<AtomicUsize>(),
+        settled,
+    })
+}
+
+/// This thread's `errno`.
+fn errno() -> libc::c_int {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 /// Copies the page's changing fields (48 bytes, raw) into `out` for
@@ -176,5 +264,102 @@ pub(super) fn material(word: *const AtomicUsize, out: &mut [u8]) {
         // SAFETY: `word` is the watched word, so `page` is the start of a
         // mapping checked by `attach`; every offset is below `ABI_BYTES`.
         chunk.copy_from_slice(&unsafe { le32(page, at) }.to_le_bytes());
+    }
+}
+
+/// The seqlock read over a page in memory (also under Miri, which runs what
+/// it can of this module: the relaxed loads and fences, not the mapping).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// A page-aligned stand-in for the device's page.
+    #[repr(C, align(4096))]
+    struct Page(core::cell::UnsafeCell<[u8; 4096]>);
+
+    // SAFETY: every access after construction is atomic (through `field`).
+    unsafe impl Sync for Page {}
+
+    impl Page {
+        fn new() -> Self {
+            let page = Self(core::cell::UnsafeCell::new([0; 4096]));
+            page.u32_at(MAGIC_AT)
+                .store(MAGIC.to_le(), Ordering::Relaxed);
+            page.u32_at(SIZE_AT)
+                .store(4096u32.to_le(), Ordering::Relaxed);
+            page.u32_at(FLAGS_AT)
+                .store(FLAG_GENERATION_COUNTER.to_le(), Ordering::Relaxed);
+            page
+        }
+
+        fn start(&self) -> *const u8 {
+            self.0.get().cast::<u8>().cast_const()
+        }
+
+        fn u32_at(&self, at: usize) -> &AtomicU32 {
+            // SAFETY: in the page, aligned; alive as long as `self`.
+            unsafe { &*self.start().add(at).cast::<AtomicU32>() }
+        }
+
+        fn generation(&self) -> &AtomicUsize {
+            // SAFETY: as above.
+            unsafe { &*self.start().add(GENERATION_AT).cast::<AtomicUsize>() }
+        }
+
+        /// A hypervisor's update: `seq_count` odd, the counter, even again.
+        fn update(&self, generation: usize) {
+            let seq = self.u32_at(SEQ_AT);
+            let odd = u32::from_le(seq.load(Ordering::Relaxed)).wrapping_add(1);
+            seq.store(odd.to_le(), Ordering::Relaxed);
+            fence(Ordering::Release);
+            self.generation().store(generation, Ordering::Relaxed);
+            seq.store(odd.wrapping_add(1).to_le(), Ordering::Release);
+        }
+    }
+
+    #[test]
+    fn valid_invalid_and_torn_views() {
+        let page = Page::new();
+        page.update(7);
+        assert!(matches!(read(page.start()), View::Valid(f) if f.generation_word == 7));
+        // Odd: being updated, through every retry.
+        let seq = page.u32_at(SEQ_AT);
+        seq.store(3u32.to_le(), Ordering::Relaxed);
+        assert!(matches!(read(page.start()), View::Torn));
+        seq.store(4u32.to_le(), Ordering::Relaxed);
+        page.u32_at(FLAGS_AT).store(0, Ordering::Relaxed);
+        assert!(matches!(read(page.start()), View::Invalid));
+        page.u32_at(FLAGS_AT)
+            .store(FLAG_GENERATION_COUNTER.to_le(), Ordering::Relaxed);
+        page.u32_at(MAGIC_AT).store(0, Ordering::Relaxed);
+        assert!(matches!(read(page.start()), View::Invalid));
+    }
+
+    /// A writer updating the page while a reader reads it: every valid view
+    /// holds a counter the writer wrote, never going back.
+    #[test]
+    fn reads_racing_an_update_see_written_counters_in_order() {
+        let updates = if cfg!(miri) { 20 } else { 2000 };
+        let page = Page::new();
+        page.update(1);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for generation in 2..=updates {
+                    page.update(generation);
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            let mut last = 1;
+            while !done.load(Ordering::Relaxed) {
+                if let View::Valid(fields) = read(page.start()) {
+                    let seen = fields.generation_word;
+                    assert!((last..=updates).contains(&seen), "{seen} after {last}");
+                    last = seen;
+                }
+            }
+        });
+        assert!(matches!(read(page.start()), View::Valid(f) if f.generation_word == updates));
     }
 }
