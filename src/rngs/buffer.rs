@@ -74,7 +74,12 @@ pub(crate) fn move_out(dst: &mut [u8], src: &mut [u8]) {
         }
         4..=8 => two::<4>(dst, src),
         9..=16 => two::<8>(dst, src),
+        // On 32-bit targets a 16- or 32-byte array move is a `memcpy` call
+        // (byte by byte when unaligned), so `move_out_long`'s word moves serve
+        // these lengths there.
+        #[cfg(target_pointer_width = "64")]
         17..=32 => two::<16>(dst, src),
+        #[cfg(target_pointer_width = "64")]
         33..=64 => two::<32>(dst, src),
         _ => move_out_long(dst, src),
     }
@@ -89,8 +94,8 @@ fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
     src.fill(0);
 }
 
-/// [`move_out`] past 64 bytes on 32-bit (and smaller) targets: one pass of
-/// 16-byte moves, each wiped as soon as it is copied. The `memcpy` of
+/// [`move_out`] past 16 bytes on 32-bit (and smaller) targets: one pass of
+/// 16-byte moves, each wiped as soon as it is copied, then words and bytes. The `memcpy` of
 /// `compiler_builtins` copies byte by byte when source and destination are
 /// not equally aligned (the buffer is read from any byte position): on a
 /// Cortex-M4 this pass takes a quarter of `memcpy` plus `memset`'s
@@ -129,7 +134,14 @@ fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
             words[3][3],
         ];
     }
-    for (d, s) in dst_tail.iter_mut().zip(src_tail) {
+    // The last 0 to 15 bytes: whole words, then bytes.
+    let (dst_words, dst_bytes) = dst_tail.as_chunks_mut::<4>();
+    let (src_words, src_bytes) = src_tail.as_chunks_mut::<4>();
+    for (d, s) in dst_words.iter_mut().zip(src_words) {
+        *d = u32::from_ne_bytes(*s).to_ne_bytes();
+        *s = [0; 4];
+    }
+    for (d, s) in dst_bytes.iter_mut().zip(src_bytes) {
         *d = core::mem::take(s);
     }
 }
