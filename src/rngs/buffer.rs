@@ -110,40 +110,35 @@ fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
     for (d, s) in dst_moves.iter_mut().zip(src_moves) {
         // Four 32-bit words, written out: a 16-byte array move becomes a
         // `memcpy` call, and an inner loop is not unrolled at opt-level "s".
-        let word = |s: &[u8; MOVE_BYTES], i: usize| -> [u8; 4] {
-            u32::from_ne_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]).to_ne_bytes()
-        };
-        let words = [word(s, 0), word(s, 4), word(s, 8), word(s, 12)];
-        *s = [0; MOVE_BYTES];
-        *d = [
-            words[0][0],
-            words[0][1],
-            words[0][2],
-            words[0][3], //
-            words[1][0],
-            words[1][1],
-            words[1][2],
-            words[1][3], //
-            words[2][0],
-            words[2][1],
-            words[2][2],
-            words[2][3], //
-            words[3][0],
-            words[3][1],
-            words[3][2],
-            words[3][3],
-        ];
+        let [d0, d1, d2, d3] = as_words(d);
+        let [s0, s1, s2, s3] = as_words(s);
+        *d0 = core::mem::take(s0);
+        *d1 = core::mem::take(s1);
+        *d2 = core::mem::take(s2);
+        *d3 = core::mem::take(s3);
     }
     // The last 0 to 15 bytes: whole words, then bytes.
     let (dst_words, dst_bytes) = dst_tail.as_chunks_mut::<4>();
     let (src_words, src_bytes) = src_tail.as_chunks_mut::<4>();
     for (d, s) in dst_words.iter_mut().zip(src_words) {
-        *d = u32::from_ne_bytes(*s).to_ne_bytes();
-        *s = [0; 4];
+        *d = core::mem::take(s);
     }
     for (d, s) in dst_bytes.iter_mut().zip(src_bytes) {
         *d = core::mem::take(s);
     }
+}
+
+/// The four words of a 16-byte move.
+#[cfg(not(target_pointer_width = "64"))]
+#[inline(always)]
+fn as_words(bytes: &mut [u8; 16]) -> [&mut [u8; 4]; 4] {
+    let (words, []) = bytes.as_chunks_mut::<4>() else {
+        unreachable!("16 = 4 * 4")
+    };
+    let [a, b, c, d] = words else {
+        unreachable!("four words")
+    };
+    [a, b, c, d]
 }
 
 /// A byte stream over a [`BlockCore`] that wipes what it serves.
