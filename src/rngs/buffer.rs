@@ -74,34 +74,36 @@ pub(crate) fn move_out(dst: &mut [u8], src: &mut [u8]) {
         }
         4..=8 => two::<4>(dst, src),
         9..=16 => two::<8>(dst, src),
-        // On 32-bit targets a 16- or 32-byte array move is a `memcpy` call
-        // (byte by byte when unaligned), so `move_out_long`'s word moves serve
-        // these lengths there.
-        #[cfg(target_pointer_width = "64")]
+        // On 32-bit cores a 16- or 32-byte array move is a `memcpy` call (byte
+        // by byte when unaligned), so `move_out_long`'s word moves serve these
+        // lengths there.
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
         17..=32 => two::<16>(dst, src),
-        #[cfg(target_pointer_width = "64")]
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
         33..=64 => two::<32>(dst, src),
         _ => move_out_long(dst, src),
     }
 }
 
 /// [`move_out`] past 64 bytes: `memcpy` and `memset`, out of line so that callers
-/// inlining the short cases keep no registers live across these calls.
-#[cfg(target_pointer_width = "64")]
+/// inlining the short cases keep no registers live across these calls. On
+/// wasm32 too: they are the engine's `memory.copy` and `memory.fill`.
+#[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
 #[inline(never)]
 fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
     dst.copy_from_slice(src);
     src.fill(0);
 }
 
-/// [`move_out`] past 16 bytes on 32-bit (and smaller) targets: one pass of
-/// 16-byte moves, each wiped as soon as it is copied, then words and bytes. The `memcpy` of
+/// [`move_out`] past 16 bytes on 32-bit (and smaller) cores, wasm32 aside: one
+/// pass of 16-byte moves, each wiped as soon as it is copied, then words and
+/// bytes. The `memcpy` of
 /// `compiler_builtins` copies byte by byte when source and destination are
 /// not equally aligned (the buffer is read from any byte position): on a
 /// Cortex-M4 this pass takes a quarter of `memcpy` plus `memset`'s
 /// instructions, and leaves both out of the flash image. The wipe after each
 /// load keeps the compiler from turning the loop back into the two calls.
-#[cfg(not(target_pointer_width = "64"))]
+#[cfg(not(any(target_pointer_width = "64", target_family = "wasm")))]
 #[inline(never)]
 fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
     const MOVE_BYTES: usize = 16;
@@ -129,7 +131,7 @@ fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
 }
 
 /// The four words of a 16-byte move.
-#[cfg(not(target_pointer_width = "64"))]
+#[cfg(not(any(target_pointer_width = "64", target_family = "wasm")))]
 #[inline(always)]
 fn as_words(bytes: &mut [u8; 16]) -> [&mut [u8; 4]; 4] {
     let (words, []) = bytes.as_chunks_mut::<4>() else {
