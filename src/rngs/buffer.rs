@@ -42,15 +42,26 @@ pub(crate) trait BlockCore<const N: usize> {
 /// Copies `src` to `dst` (equal lengths) and zeroes `src`.
 ///
 /// Short requests (a key, a nonce, an integer) are the common case: up to 64 bytes
-/// they are copied and wiped with two possibly overlapping fixed-size moves (of 4,
-/// 8, 16 or 32 bytes: the first and the last `K` bytes), which compile to a few
-/// register loads and stores, instead of calls to `memcpy` and `memset` that cost
-/// more than the copy itself at these sizes. Six cases, not one per size: the
-/// match is inlined into every `fill_bytes`, and on a microcontroller each case is
-/// flash (an exact size such as 8 costs one redundant move of its cases). The
-/// branches depend on the length only, which is public.
+/// they are copied and wiped with one fixed-size move (the sizes 4, 8, 16, 32,
+/// 64) or two possibly overlapping ones, which compile to a few register loads
+/// and stores, instead of calls to `memcpy` and `memset` that cost more than the
+/// copy itself at these sizes. The branches depend on the length only, which is
+/// public.
+///
+/// On 32-bit cores (Cortex-M, rv32) the match, inlined into every `fill_bytes`,
+/// is flash, and a 16-byte or longer array move is a `memcpy` call anyway (byte
+/// by byte when unaligned): there it keeps four cases, and `move_out_long`'s
+/// word moves serve everything past 16 bytes.
 #[inline(always)]
 pub(crate) fn move_out(dst: &mut [u8], src: &mut [u8]) {
+    /// Copies and wipes exactly `K` bytes with one move.
+    #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+    #[inline(always)]
+    fn one<const K: usize>(dst: &mut [u8], src: &mut [u8]) {
+        let bytes: [u8; K] = (&*src).try_into().expect("len == K");
+        dst.copy_from_slice(&bytes);
+        src.fill(0);
+    }
     /// Copies and wipes with two `K`-byte moves (`K <= len <= 2K`): the first `K`
     /// bytes and the last `K`, overlapping when `len < 2K`. Both copies happen
     /// before either wipe, so the overlap copies real bytes, not zeros.
@@ -72,11 +83,18 @@ pub(crate) fn move_out(dst: &mut [u8], src: &mut [u8]) {
                 *d = core::mem::take(s);
             }
         }
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+        4 => one::<4>(dst, src),
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+        8 => one::<8>(dst, src),
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+        16 => one::<16>(dst, src),
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+        32 => one::<32>(dst, src),
+        #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
+        64 => one::<64>(dst, src),
         4..=8 => two::<4>(dst, src),
         9..=16 => two::<8>(dst, src),
-        // On 32-bit cores a 16- or 32-byte array move is a `memcpy` call (byte
-        // by byte when unaligned), so `move_out_long`'s word moves serve these
-        // lengths there.
         #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
         17..=32 => two::<16>(dst, src),
         #[cfg(any(target_pointer_width = "64", target_family = "wasm"))]
@@ -97,12 +115,11 @@ fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
 
 /// [`move_out`] past 16 bytes on 32-bit (and smaller) cores, wasm32 aside: one
 /// pass of 16-byte moves, each wiped as soon as it is copied, then words and
-/// bytes. The `memcpy` of
-/// `compiler_builtins` copies byte by byte when source and destination are
-/// not equally aligned (the buffer is read from any byte position): on a
-/// Cortex-M4 this pass takes a quarter of `memcpy` plus `memset`'s
-/// instructions, and leaves both out of the flash image. The wipe after each
-/// load keeps the compiler from turning the loop back into the two calls.
+/// bytes. The `memcpy` of `compiler_builtins` copies byte by byte when source
+/// and destination are not equally aligned (the buffer is read from any byte
+/// position): on a Cortex-M4 this pass takes about a quarter of the
+/// instructions of `memcpy` plus `memset`. The wipe after each load keeps the
+/// compiler from turning the loop back into the two calls.
 #[cfg(not(any(target_pointer_width = "64", target_family = "wasm")))]
 #[inline(never)]
 fn move_out_long(dst: &mut [u8], src: &mut [u8]) {
