@@ -4,6 +4,18 @@
 //! `chacha/`, one file each. The portable [`soft`] backend is also the
 //! specification the others are tested against.
 
+// Both portable kernels are compiled and tested on every target; `portable`
+// below runs one of them outside tests, so the other's entry points are unused
+// there.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "the portable kernel of 32-bit targets only")
+)]
+pub(crate) mod scalar32;
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "not the portable kernel of 32-bit targets")
+)]
 pub(crate) mod soft;
 
 // Each SIMD backend is compiled exactly when its `ChaChaBackend` variant
@@ -14,9 +26,44 @@ mod aarch64_neon;
 mod x86_avx2;
 #[cfg(ratchet_rng_x86_avx512)]
 mod x86_avx512;
+// The WebAssembly SIMD kernel exists when the whole build has `simd128`.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm32_simd128;
 
 use crate::backend::ChaChaBackend;
 pub(crate) use soft::KEY_PERIOD_OUTPUT_BYTES;
+
+/// The kernel of the portable backend (`ChaChaBackend::Soft`), chosen at
+/// compile time (a microcontroller or a WebAssembly engine has no run-time
+/// probe): [`scalar32`] (one block at a time in registers) on targets with no
+/// 128-bit vector unit the compiler may use (Cortex-M, RISC-V rv32, wasm32
+/// without `simd128`), where it is several times as fast as `soft`;
+/// [`wasm32_simd128`] on wasm32 built with `simd128`; elsewhere [`soft`],
+/// whose lane-parallel group the compiler turns into SSE2 or NEON code. All
+/// give the same bytes (tested below).
+#[cfg(all(
+    not(target_pointer_width = "64"),
+    not(any(
+        target_feature = "sse2",
+        target_feature = "neon",
+        target_feature = "simd128"
+    ))
+))]
+use scalar32 as portable;
+#[cfg(not(any(
+    all(
+        not(target_pointer_width = "64"),
+        not(any(
+            target_feature = "sse2",
+            target_feature = "neon",
+            target_feature = "simd128"
+        ))
+    ),
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+use soft as portable;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use wasm32_simd128 as portable;
 
 /// One key period of the chacha8rand layout with `ROUNDS` rounds: writes the 992
 /// output bytes of `key` to `out` and replaces `key` with the next key.
@@ -42,7 +89,7 @@ pub(crate) fn key_periods<const ROUNDS: usize>(
     match backend {
         ChaChaBackend::Soft => {
             for period in out {
-                soft::key_period::<ROUNDS>(key, period);
+                portable::key_period::<ROUNDS>(key, period);
             }
         }
         #[cfg(ratchet_rng_x86_avx2)]
@@ -141,6 +188,69 @@ mod tests {
             check_against_soft::<12>(backend, &mut rng);
             check_against_soft::<20>(backend, &mut rng);
         });
+    }
+
+    /// `scalar32` against `soft` for `ROUNDS` rounds: `keys` random keys, each
+    /// followed for `periods` chained key periods (output and next key).
+    fn check_scalar32<const ROUNDS: usize>(rng: &mut StdRng, keys: usize, periods: usize) {
+        for _ in 0..keys {
+            let key: [u32; KEY_WORDS] = rng.random();
+            let (mut soft_key, mut scalar_key) = (key, key);
+            for i in 0..periods {
+                // Poisoned differently, so an unwritten byte cannot pass.
+                let mut soft_out = [0xA5; KEY_PERIOD_OUTPUT_BYTES];
+                let mut scalar_out = [0x5A; KEY_PERIOD_OUTPUT_BYTES];
+                soft::key_period::<ROUNDS>(&mut soft_key, &mut soft_out);
+                scalar32::key_period::<ROUNDS>(&mut scalar_key, &mut scalar_out);
+                assert!(
+                    scalar_out == soft_out,
+                    "scalar32, ChaCha{ROUNDS}, period {i}, key {key:08x?}"
+                );
+                assert_eq!(
+                    scalar_key, soft_key,
+                    "scalar32, ChaCha{ROUNDS}, next key {i}"
+                );
+            }
+        }
+    }
+
+    // The 32-bit scalar kernel (the portable backend on 32-bit targets without
+    // SIMD, compiled and tested everywhere) equals `soft` for 8, 12 and 20
+    // rounds. Under Miri, one key and two periods each (a re-key included).
+    #[test]
+    fn scalar32_matches_soft() {
+        let mut rng = StdRng::seed_from_u64(0x5ca1_a232);
+        let (keys, periods) = if cfg!(miri) { (1, 2) } else { (KEYS, 5) };
+        check_scalar32::<8>(&mut rng, keys, periods);
+        check_scalar32::<12>(&mut rng, keys, periods);
+        check_scalar32::<20>(&mut rng, keys, periods);
+    }
+
+    // The WebAssembly `simd128` kernel (the portable one in a wasm32 build with
+    // `simd128`) equals `soft`: run by CI under Node's WASI with
+    // `-C target-feature=+simd128`.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[test]
+    fn wasm32_simd128_matches_soft() {
+        let mut rng = StdRng::seed_from_u64(0x5133_d128);
+        for _ in 0..KEYS {
+            let key: [u32; KEY_WORDS] = rng.random();
+            let (mut soft_key, mut simd_key) = (key, key);
+            for i in 0..5 {
+                let mut soft_out = [0xA5; KEY_PERIOD_OUTPUT_BYTES];
+                let mut simd_out = [0x5A; KEY_PERIOD_OUTPUT_BYTES];
+                soft::key_period::<8>(&mut soft_key, &mut soft_out);
+                wasm32_simd128::key_period::<8>(&mut simd_key, &mut simd_out);
+                assert!(simd_out == soft_out, "simd128, ChaCha8, period {i}");
+                assert_eq!(simd_key, soft_key, "simd128, ChaCha8, next key {i}");
+                let mut soft_out = [0xA5; KEY_PERIOD_OUTPUT_BYTES];
+                let mut simd_out = [0x5A; KEY_PERIOD_OUTPUT_BYTES];
+                soft::key_period::<20>(&mut soft_key, &mut soft_out);
+                wasm32_simd128::key_period::<20>(&mut simd_key, &mut simd_out);
+                assert!(simd_out == soft_out, "simd128, ChaCha20, period {i}");
+                assert_eq!(simd_key, soft_key, "simd128, ChaCha20, next key {i}");
+            }
+        }
     }
 
     // Go's chacha8rand `read4096` vector through every backend (a second,

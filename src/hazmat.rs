@@ -187,6 +187,19 @@ impl Aes256 {
     }
 }
 
+/// One chacha8rand key period with `ROUNDS` rounds (8, 12 or 20) by the
+/// 32-bit scalar kernel, on any target: 992 output bytes, `key` replaced by the
+/// next key; the same bytes as `ChaCha::soft().key_periods` with one period.
+/// The `soft` backend runs this kernel on 32-bit targets without SIMD
+/// (Cortex-M, RISC-V rv32, wasm32 without `simd128`); this entry point lets a
+/// 64-bit build check it too (constant-time tests under Valgrind, fuzzing).
+pub fn chacha_key_period_scalar32<const ROUNDS: usize>(
+    key: &mut [u32; 8],
+    out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES],
+) {
+    chacha::scalar32::key_period::<ROUNDS>(key, out);
+}
+
 /// The RFC 8439 ChaCha block function with `ROUNDS` rounds (portable code):
 /// 32-bit block counter (any value, `u32::MAX` included), 96-bit nonce, full
 /// feed-forward.

@@ -248,6 +248,27 @@ fn chacha(report: &mut Report) {
         reveal(&mut blocks);
         assert_eq!(blocks, expected);
     });
+    // The 32-bit scalar kernel (the portable one on Cortex-M, rv32, wasm32
+    // without simd128), reachable on x86_64 through hazmat.
+    report.check("chacha scalar32: key periods 8/12/20".to_string(), || {
+        fn run<const R: usize>(key0: [u32; 8]) {
+            let mut expected_key = key0;
+            let mut expected = [[0u8; 992]; 2];
+            ChaCha::soft().key_periods::<R>(&mut expected_key, &mut expected);
+            let mut key = key0;
+            let mut out = [[0u8; 992]; 2];
+            secret(&mut key);
+            for period in &mut out {
+                hazmat::chacha_key_period_scalar32::<R>(&mut key, period);
+            }
+            reveal(&mut key);
+            reveal(&mut out);
+            assert_eq!((key, out), (expected_key, expected), "scalar32 {R}");
+        }
+        run::<8>(key0);
+        run::<12>(key0);
+        run::<20>(key0);
+    });
     for chacha in ChaCha::available() {
         report.backends.insert(chacha.name().to_string());
         report.check(

@@ -1,0 +1,163 @@
+//! ChaCha for 32-bit scalar cores (Cortex-M, RISC-V rv32, wasm32 without
+//! `simd128`): one block at a time, its 16 state words in registers, each
+//! word stored straight to its place in the chacha8rand interleaved layout.
+//!
+//! [`soft`](super::soft) computes the four blocks of a group side by side
+//! (`[[u32; 4]; 16]`), the shape a 128-bit vector unit wants; on a core with
+//! 13 to 31 general registers and no vectors, that group state lives in memory
+//! and is gathered and scattered every round. Here each block is an ordinary
+//! ChaCha block on sixteen scalars (the compiler keeps them in registers,
+//! spilling the few that do not fit), and only its 16 output words touch
+//! memory: word `w` of block `counter` goes to byte
+//! `256 * (counter / 4) + 16 * w + 4 * (counter % 4)` of the key period, which
+//! is the interleaving of [C2SP chacha8rand], so the bytes are those of `soft`
+//! (the tests in `chacha.rs` compare them for 8, 12 and 20 rounds).
+//!
+//! Portable safe code: it compiles for every target, so x86_64 tests, Miri and
+//! `tests/ct_valgrind.rs` run it too; `chacha.rs` makes it the portable kernel
+//! only where it is the faster one (32-bit targets).
+//!
+//! Every operation is an add, xor or fixed rotation on 32-bit words; every
+//! index and branch depends on the block counter and word number only, which
+//! are public.
+//!
+//! [C2SP chacha8rand]: https://c2sp.org/chacha8rand
+
+#![forbid(unsafe_code)]
+
+use super::soft::{
+    CONSTANTS, GROUP_BLOCKS, GROUP_BYTES, KEY_PERIOD_GROUPS, KEY_PERIOD_OUTPUT_BYTES, KEY_WORDS,
+    STATE_WORDS, double_rounds, inner_block,
+};
+use zeroize::Zeroize;
+
+/// Blocks computed under one key (counters 0 to 15).
+const KEY_PERIOD_BLOCKS: u32 = (KEY_PERIOD_GROUPS * GROUP_BLOCKS) as u32;
+
+/// State words of the last group that are its output; words 14 and 15 of its
+/// four blocks are the next key instead.
+const LAST_GROUP_OUTPUT_WORDS: usize = STATE_WORDS - KEY_WORDS / GROUP_BLOCKS;
+
+/// Bytes of stack [`scrub_stack`] zeroes below its caller's frame: more than
+/// the frame of [`blocks`] (saved registers, spilled state and key words) on
+/// the targets measured: 176 bytes on a Cortex-M4 at opt-level "s".
+const SCRUB_BYTES: usize = 256;
+
+/// Bytes [`block`] stores from the first byte of its lane (`4 * lane` in a
+/// group): words 0 to 13, `16 * 13 + 4`.
+const LANE_SPAN: usize = 16 * (LAST_GROUP_OUTPUT_WORDS - 1) + 4;
+
+/// Computes the ChaCha block with `counter` (nonce zero) under `key` with
+/// `ROUNDS` rounds, adds the key back into words 4–11 only (chacha8rand's
+/// feed-forward), stores words 0 to 13 little-endian at bytes `16 * w` of
+/// `lane`, and returns words 14 and 15: output, or in the last group of a key
+/// period part of the next key, as the caller decides.
+///
+/// Written out word by word, with every index a constant, so that nothing of
+/// the state needs an address: at opt-level "s" the compiler does not unroll
+/// loops, and a loop over the state words would put them in memory.
+///
+/// # Security
+/// `lane` receives keystream; the returned words are keystream or key.
+#[inline(always)]
+fn block<const ROUNDS: usize>(
+    key: &[u32; KEY_WORDS],
+    counter: u32,
+    lane: &mut [u8; LANE_SPAN],
+) -> [u32; 2] {
+    let double_rounds = const { double_rounds::<ROUNDS>() };
+    let [c0, c1, c2, c3] = CONSTANTS;
+    // Indexed by constants only, so the array is sixteen scalars to the
+    // compiler (scalar replacement): no memory, unless registers run out.
+    let mut x = [
+        c0, c1, c2, c3, key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7], counter, 0,
+        0, 0,
+    ];
+    for _ in 0..double_rounds {
+        inner_block(&mut x);
+    }
+    /// Stores word `$w` (fed forward with `$add`) at byte `16 * $w`.
+    macro_rules! store {
+        ($w:literal) => {
+            store!($w, 0)
+        };
+        ($w:literal, $add:expr) => {
+            let word: u32 = x[$w].wrapping_add($add);
+            lane[16 * $w..16 * $w + 4].copy_from_slice(&word.to_le_bytes());
+        };
+    }
+    store!(0);
+    store!(1);
+    store!(2);
+    store!(3);
+    store!(4, key[0]);
+    store!(5, key[1]);
+    store!(6, key[2]);
+    store!(7, key[3]);
+    store!(8, key[4]);
+    store!(9, key[5]);
+    store!(10, key[6]);
+    store!(11, key[7]);
+    store!(12);
+    store!(13);
+    [x[14], x[15]]
+}
+
+/// The 16 blocks of one key period, written to `out` and (the last 32 bytes)
+/// to `key`. Out of line, so that [`scrub_stack`] can wipe the stack it used.
+#[inline(never)]
+fn blocks<const ROUNDS: usize>(
+    key: &mut [u32; KEY_WORDS],
+    out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES],
+) {
+    // Words 14 and 15 of the last group's four blocks are the next key, in
+    // interleaved order (14 of lanes 0–3, then 15 of lanes 0–3); the old key
+    // is needed until the last block, so they wait in `next`.
+    let mut next = [0u32; KEY_WORDS];
+    // One loop over the 16 blocks, one copy of the block code (flash).
+    for counter in 0..KEY_PERIOD_BLOCKS {
+        let group = counter as usize / GROUP_BLOCKS;
+        let lane = counter as usize % GROUP_BLOCKS;
+        let at = GROUP_BYTES * group + 4 * lane;
+        let lane_out = (&mut out[at..at + LANE_SPAN])
+            .try_into()
+            .expect("LANE_SPAN");
+        let [w14, w15] = block::<ROUNDS>(key, counter, lane_out);
+        if group + 1 < KEY_PERIOD_GROUPS {
+            out[at + 16 * 14..at + 16 * 14 + 4].copy_from_slice(&w14.to_le_bytes());
+            out[at + 16 * 15..at + 16 * 15 + 4].copy_from_slice(&w15.to_le_bytes());
+        } else {
+            next[lane] = w14;
+            next[GROUP_BLOCKS + lane] = w15;
+        }
+    }
+    *key = next;
+    next.zeroize();
+}
+
+/// Zeroes [`SCRUB_BYTES`] of stack: called right after [`blocks`] from the
+/// same frame, its own frame lies where `blocks` spilled state words and saved
+/// registers, and its volatile writes overwrite them. In `u64`s: one store
+/// instruction (`strd`) per 8 bytes on 32-bit Arm.
+#[inline(never)]
+fn scrub_stack() {
+    let mut scratch = [0u64; SCRUB_BYTES / 8];
+    scratch.zeroize();
+}
+
+/// One chacha8rand key period (the same bytes as
+/// [`soft::key_period`](super::soft::key_period)): 992 output bytes of `key`
+/// to `out`, and `key` replaced by the next key.
+///
+/// # Security
+/// `out` receives keystream. The old key is overwritten in place, the words of
+/// the next key are wiped from their local copy, and the stack the block
+/// loop used (spilled state words) is zeroed before returning.
+#[inline]
+pub(crate) fn key_period<const ROUNDS: usize>(
+    key: &mut [u32; KEY_WORDS],
+    out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES],
+) {
+    blocks::<ROUNDS>(key, out);
+    scrub_stack();
+}
