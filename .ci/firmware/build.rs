@@ -1,7 +1,8 @@
 //! Embeds the known answers of `../../tests/data/` in the firmware (as
 //! `$OUT_DIR/kats.rs`, included by src/main.rs), so that the firmware checks the
 //! very lines the host's test suite checks, never a hand-copied excerpt; and
-//! links with `link.x`.
+//! links with the target's linker script: `link.x` (Cortex-M4F) or
+//! `link-riscv.x` (RISC-V).
 //!
 //! - `golden_streams.txt`: every `GEN/SEED: HEX` line (4096 bytes from seeds
 //!   zero/iota/de, 64 from `from_key`); the `from_key` message is read from the
@@ -34,11 +35,16 @@ fn main() {
     ] {
         println!("cargo:rerun-if-changed={}", data.join(file).display());
     }
+    let script = match env::var("CARGO_CFG_TARGET_ARCH").unwrap().as_str() {
+        "arm" => "link.x",
+        "riscv32" => "link-riscv.x",
+        other => panic!("no linker script for target_arch {other}"),
+    };
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=link.x");
+    println!("cargo:rerun-if-changed={script}");
     println!(
         "cargo:rustc-link-arg-bins=-T{}",
-        manifest.join("link.x").display()
+        manifest.join(script).display()
     );
 }
 

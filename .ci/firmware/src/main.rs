@@ -1,11 +1,14 @@
-//! Known answers on a Cortex-M4F: every generator's golden streams, the SeedTree
-//! vectors, save/restore round trips and Go's ChaCha8 saved states, on the
-//! portable backends (the only ones a Cortex-M has), with no allocator.
+//! Known answers on a Cortex-M4F and on a 32-bit RISC-V core: every generator's
+//! golden streams, the SeedTree vectors, save/restore round trips and Go's ChaCha8
+//! saved states, on the portable backends (the only ones these cores have), with
+//! no allocator.
 //!
 //! The answers are the lines of `tests/data/` (build.rs embeds them). One line is
 //! printed per check (`ok   LABEL` or `FAIL LABEL: ...`), then a summary; the exit
 //! status is 0 only if every check passed. The negative control: with
-//! `-append corrupt=LABEL` on QEMU's command line, the expected answer of check
+//! `corrupt=LABEL` on the program's command line (`-append corrupt=LABEL` for
+//! `qemu-system-arm`, `-semihosting-config ...,arg=corrupt=LABEL` for
+//! `qemu-system-riscv32`), the expected answer of check
 //! LABEL has its last byte flipped, and that check must fail (`.ci/run`).
 #![no_std]
 #![no_main]
@@ -583,7 +586,8 @@ extern "C" fn firmware_main() -> ! {
         .map(|i| cmdline[i + "corrupt=".len()..].trim_end());
     let b = ratchet_rng::backends();
     println!(
-        "ratchet-rng firmware checks (Cortex-M, no_std, no alloc); backends: keccak {}, chacha {}, aes {}",
+        "ratchet-rng firmware checks ({}, no_std, no alloc); backends: keccak {}, chacha {}, aes {}",
+        ratchet_rng_firmware::CPU,
         b.keccak(),
         b.chacha(),
         b.aes()
@@ -596,7 +600,7 @@ extern "C" fn firmware_main() -> ! {
     };
     checks.check(format_args!("backends: portable"), |c| {
         c.holds(
-            "a non-portable backend on a Cortex-M",
+            "a non-portable backend on a microcontroller",
             b.keccak() == "soft" && b.chacha() == "soft" && b.aes() == "soft",
         )
     });

@@ -1,5 +1,6 @@
-//! One generator's footprint on a Cortex-M4F, for the table in docs/NO_STD.md
-//! (`bash .ci/firmware/measure.sh` builds this once per generator and runs it).
+//! One generator's footprint on a Cortex-M4F or a 32-bit RISC-V core, for the
+//! tables in docs/NO_STD.md and CI's benchmark gate (`bash
+//! .ci/firmware/measure.sh` builds this once per generator and runs it).
 //!
 //! The generator is chosen by at most one `fp-*` feature (Cargo.toml); with none,
 //! the subject is a stand-in that writes zeros: that build is the baseline whose
@@ -11,8 +12,8 @@
 //!   from a seed, and by its first `fill_bytes` of one byte (the first refill),
 //!   measured by painting the free stack (`stack_use`);
 //! - `instructions`, `bytes`: guest instructions for `bytes` bytes of output in
-//!   256-byte `fill_bytes` calls, under `qemu-system-arm -icount shift=0`
-//!   (`instructions`; 0 if SysTick did not count).
+//!   256-byte `fill_bytes` calls, under QEMU's `-icount shift=0`
+//!   (`instructions`; 0 if the counter did not count).
 #![no_std]
 #![no_main]
 
@@ -131,6 +132,21 @@ subject!(
     }
 );
 
+// RustCrypto's TurboSHAKE256 (`turboshake` 0.7, the crate's test oracle) as an
+// XOF: the 136-byte seed absorbed, then its reader's output.
+subject!(
+    "fp-turboshake-crate",
+    "turboshake 0.7 `TurboShake256Reader`",
+    turboshake::TurboShake256Reader,
+    {
+        use turboshake::digest::{ExtendableOutput, Update};
+        let mut hasher = turboshake::TurboShake256::default();
+        hasher.update(&super::iota::<136>());
+        hasher.finalize_xof()
+    },
+    |r: &mut G, o: &mut [u8]| turboshake::digest::XofReader::read(r, o)
+);
+
 /// The baseline: everything but a generator.
 #[cfg(not(any(
     feature = "fp-turboshake",
@@ -144,6 +160,7 @@ subject!(
     feature = "fp-chacha20-crate-chacha8",
     feature = "fp-chacha20-crate-chacha12",
     feature = "fp-aes-ctr-crates",
+    feature = "fp-turboshake-crate",
 )))]
 mod subject {
     pub const NAME: &str = "baseline (no generator)";
