@@ -16,11 +16,13 @@
 
 #![forbid(unsafe_code)]
 
+use core::cell::Cell;
+
 use zeroize::Zeroize;
 
-use super::FULL_ROUNDS;
-use super::portable::Lane;
-use super::soft::ROUND_CONSTANTS;
+use super::portable::{Lane, State, pi_source};
+use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
+use super::{FULL_ROUNDS, LANES};
 
 /// A lane as its even-numbered and odd-numbered bits.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -138,6 +140,176 @@ impl Lane for Interleaved {
             }
         }
     }
+
+    #[inline(always)]
+    fn round(a: &mut State<Self>, e: &mut State<Self>, rc: Self) {
+        round(a, e, rc);
+    }
+}
+
+/// The state as cells: the representation the round works on (see [`round`]).
+type Cells = [Cell<Interleaved>; LANES];
+
+/// `state` as cells.
+#[inline(always)]
+fn cells(state: &mut State<Interleaved>) -> &Cells {
+    let cells: &[Cell<Interleaved>] = Cell::from_mut(&mut state[..]).as_slice_of_cells();
+    match cells.try_into() {
+        Ok(cells) => cells,
+        Err(_) => unreachable!("a slice of a state has its length"),
+    }
+}
+
+/// Word `H` of lane `i`: 0 its even bits, 1 its odd bits.
+#[inline(always)]
+fn word<const H: usize>(a: &Cells, i: usize) -> u32 {
+    let lane = a[i].get();
+    if H == 0 { lane.even } else { lane.odd }
+}
+
+/// Sets word `H` of lane `i`.
+#[inline(always)]
+fn set_word<const H: usize>(e: &Cells, i: usize, value: u32) {
+    let mut lane = e[i].get();
+    if H == 0 {
+        lane.even = value;
+    } else {
+        lane.odd = value;
+    }
+    e[i].set(lane);
+}
+
+/// theta's column parity of column `X`, word `H`.
+#[inline(always)]
+fn column<const X: usize, const H: usize>(a: &Cells) -> u32 {
+    word::<H>(a, X)
+        ^ word::<H>(a, X + 5)
+        ^ word::<H>(a, X + 10)
+        ^ word::<H>(a, X + 15)
+        ^ word::<H>(a, X + 20)
+}
+
+/// theta's effect on column `X`, from the column parities `c`: `c[X - 1] ^
+/// (c[X + 1] <<< 1)`, whose even word takes the odd word of `c[X + 1]` rotated by
+/// one and whose odd word takes its even word as it is.
+#[inline(always)]
+fn theta_effect<const X: usize>(c: &[Interleaved; 5]) -> Interleaved {
+    let (left, right) = const { ((X + 4) % 5, (X + 1) % 5) };
+    Interleaved {
+        even: c[left].even ^ c[right].odd.rotate_left(1),
+        odd: c[left].odd ^ c[right].even,
+    }
+}
+
+/// Word `H` of the lane that lands at `(X, Y)` after theta, rho and pi: rotating
+/// a lane by an even `2k` rotates each word by `k`; by an odd `2k + 1`, the even
+/// word is the odd one rotated by `k + 1` and the odd word the even one rotated
+/// by `k`.
+#[inline(always)]
+fn theta_rho_pi<const X: usize, const Y: usize, const H: usize>(
+    a: &Cells,
+    d: &[Interleaved; 5],
+) -> u32 {
+    let (source, column, from_odd, rotation) = const {
+        let source = pi_source(X, Y);
+        let offset = RHO_OFFSETS[source];
+        let (from_odd, rotation) = if offset.is_multiple_of(2) {
+            (H == 1, offset / 2)
+        } else if H == 0 {
+            (true, offset / 2 + 1)
+        } else {
+            (false, offset / 2)
+        };
+        (source, source % 5, from_odd, rotation)
+    };
+    let (lane, effect) = if from_odd {
+        (word::<1>(a, source), d[column].odd)
+    } else {
+        (word::<0>(a, source), d[column].even)
+    };
+    (lane ^ effect).rotate_left(rotation)
+}
+
+/// Word `H` of row `Y` of the next state: theta, rho and pi of the five words it
+/// is made of, then chi. Only a half row is live at a time (five words and
+/// their theta effects), which fits the 13 registers of an ARMv7-M core.
+#[inline(always)]
+fn half_row<const Y: usize, const H: usize>(a: &Cells, d: &[Interleaved; 5], e: &Cells) {
+    let b0 = theta_rho_pi::<0, Y, H>(a, d);
+    let b1 = theta_rho_pi::<1, Y, H>(a, d);
+    let b2 = theta_rho_pi::<2, Y, H>(a, d);
+    let b3 = theta_rho_pi::<3, Y, H>(a, d);
+    let b4 = theta_rho_pi::<4, Y, H>(a, d);
+    let y = const { 5 * Y };
+    set_word::<H>(e, y, b0 ^ (!b1 & b2));
+    set_word::<H>(e, y + 1, b1 ^ (!b2 & b3));
+    set_word::<H>(e, y + 2, b2 ^ (!b3 & b4));
+    set_word::<H>(e, y + 3, b3 ^ (!b4 & b0));
+    set_word::<H>(e, y + 4, b4 ^ (!b0 & b1));
+}
+
+/// One round over interleaved lanes from `a` into `e`.
+#[inline(always)]
+fn round(a: &mut State<Interleaved>, e: &mut State<Interleaved>, rc: Interleaved) {
+    round_cells(cells(a), cells(e), rc);
+}
+
+/// One round over interleaved lanes, the way XKCP's `inplace32BI` arranges it:
+/// the column parities first, then the next state half row by half row (the
+/// even and odd words of a lane never meet within chi), so that only about a
+/// dozen words are live at a time.
+///
+/// The states are cells, which may alias as far as the compiler knows, and the
+/// function is not inlined (where it would learn that they do not): each word
+/// written into `e` forces the words of `a` that come after it to be read again.
+/// With shared references the compiler would keep all 50 words of `a` read for
+/// the column parities until their second use, and on a core of 13 registers
+/// spill most of them to the stack and back.
+#[inline(never)]
+fn round_cells(a: &Cells, e: &Cells, rc: Interleaved) {
+    // theta's column parities and effects go through the last row of `e`
+    // (written last): each store orders the reads of `a` around it, so that a
+    // column is read and summed before the next one is read.
+    parity::<0>(a, e);
+    parity::<1>(a, e);
+    parity::<2>(a, e);
+    parity::<3>(a, e);
+    parity::<4>(a, e);
+    let c = [
+        e[20].get(),
+        e[21].get(),
+        e[22].get(),
+        e[23].get(),
+        e[24].get(),
+    ];
+    let d = [
+        theta_effect::<0>(&c),
+        theta_effect::<1>(&c),
+        theta_effect::<2>(&c),
+        theta_effect::<3>(&c),
+        theta_effect::<4>(&c),
+    ];
+    half_row::<0, 0>(a, &d, e);
+    half_row::<0, 1>(a, &d, e);
+    half_row::<1, 0>(a, &d, e);
+    half_row::<1, 1>(a, &d, e);
+    half_row::<2, 0>(a, &d, e);
+    half_row::<2, 1>(a, &d, e);
+    half_row::<3, 0>(a, &d, e);
+    half_row::<3, 1>(a, &d, e);
+    half_row::<4, 0>(a, &d, e);
+    half_row::<4, 1>(a, &d, e);
+    let lane = e[0].get();
+    e[0].set(lane.xor(rc));
+}
+
+/// Stores theta's column parity of column `X` in lane `(X, 4)` of `e`.
+#[inline(always)]
+fn parity<const X: usize>(a: &Cells, e: &Cells) {
+    e[20 + X].set(Interleaved {
+        even: column::<X, 0>(a),
+        odd: column::<X, 1>(a),
+    });
 }
 
 #[cfg(test)]

@@ -44,6 +44,13 @@ pub(crate) trait Lane: Copy + Default + Zeroize {
     /// Rotation of the 64-bit lane left by `n` (`n < 64`); always inlined, so
     /// that `n` is a constant where it is used.
     fn rotate_left(self, n: u32) -> Self;
+
+    /// One round (theta, rho, pi, chi, iota with constant `rc`) from `a` into
+    /// `e`: [`round`] unless the representation has a better arrangement.
+    #[inline(always)]
+    fn round(a: &mut State<Self>, e: &mut State<Self>, rc: Self) {
+        round(a, e, rc);
+    }
 }
 
 impl Lane for u64 {
@@ -76,11 +83,11 @@ impl Lane for u64 {
 }
 
 /// The state, lane `(x, y)` at index `x + 5 * y` as in the specification.
-type State<L> = [L; LANES];
+pub(crate) type State<L> = [L; LANES];
 
 /// The index of the lane that pi moves to position `(x, y)`:
 /// `A'[x, y] = A[(x + 3y) mod 5, x]`.
-const fn pi_source(x: usize, y: usize) -> usize {
+pub(crate) const fn pi_source(x: usize, y: usize) -> usize {
     (x + 3 * y) % 5 + 5 * x
 }
 
@@ -128,7 +135,7 @@ fn row<L: Lane, const Y: usize>(a: &State<L>, d: &[L; 5], e: &mut State<L>) {
 
 /// One round (theta, rho, pi, chi, iota with constant `rc`) from `a` into `e`.
 #[inline(always)]
-fn round<L: Lane>(a: &State<L>, e: &mut State<L>, rc: L) {
+pub(crate) fn round<L: Lane>(a: &State<L>, e: &mut State<L>, rc: L) {
     let c = [
         column::<L, 0>(a),
         column::<L, 1>(a),
@@ -159,11 +166,11 @@ fn permute_with<L: Lane, const ROUNDS: usize>(a: &mut State<L>, scratch: &mut St
     let round_constants = &L::ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
     let (pairs, odd) = round_constants.as_chunks::<2>();
     for pair in pairs {
-        round(a, scratch, pair[0]);
-        round(scratch, a, pair[1]);
+        L::round(a, scratch, pair[0]);
+        L::round(scratch, a, pair[1]);
     }
     if let [rc] = odd {
-        round(a, scratch, *rc);
+        L::round(a, scratch, *rc);
         *a = *scratch;
     }
 }
