@@ -151,6 +151,48 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     }
 }
 
+/// Converts `state` from the usual form to the form `backend` keeps between
+/// periods ([`squeeze_period_kept`]): bit-interleaved lanes for the 32-bit
+/// portable kernel, so that a period does not convert all 25 lanes twice; the
+/// usual form for every other backend.
+pub(crate) fn keep(backend: KeccakBackend, state: &mut [u64; LANES]) {
+    match backend {
+        KeccakBackend::Soft => portable::keep::<PortableLane>(state),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => portable::keep::<interleaved32::Interleaved>(state),
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => {}
+    }
+}
+
+/// The inverse of [`keep`].
+pub(crate) fn unkeep(backend: KeccakBackend, state: &mut [u64; LANES]) {
+    match backend {
+        KeccakBackend::Soft => portable::unkeep::<PortableLane>(state),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => portable::unkeep::<interleaved32::Interleaved>(state),
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => {}
+    }
+}
+
+/// [`squeeze_period`] of a state in the form of [`keep`].
+pub(crate) fn squeeze_period_kept<const ROUNDS: usize>(
+    backend: KeccakBackend,
+    state: &mut [u64; LANES],
+    out: &mut [u8; RATCHET_PERIOD_BYTES],
+) {
+    match backend {
+        KeccakBackend::Soft => portable::squeeze_period_kept::<PortableLane, ROUNDS>(state, out),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => {
+            portable::squeeze_period_kept::<interleaved32::Interleaved, ROUNDS>(state, out);
+        }
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => squeeze_period::<ROUNDS>(backend, state, out),
+    }
+}
+
 /// Keccak-p\[1600, `ROUNDS`\] on `backend` (tests and `hazmat`).
 #[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
 pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [u64; LANES]) {

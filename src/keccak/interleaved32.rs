@@ -108,6 +108,19 @@ impl Lane for Interleaved {
     }
 
     #[inline(always)]
+    fn to_kept(self) -> u64 {
+        ((self.odd as u64) << 32) | self.even as u64
+    }
+
+    #[inline(always)]
+    fn from_kept(kept: u64) -> Self {
+        Self {
+            even: kept as u32,
+            odd: (kept >> 32) as u32,
+        }
+    }
+
+    #[inline(always)]
     fn xor(self, other: Self) -> Self {
         Self {
             even: self.even ^ other.even,

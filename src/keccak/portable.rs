@@ -35,6 +35,13 @@ pub(crate) trait Lane: Copy + Default + Zeroize {
     /// The lane as a `u64`, the inverse of [`from_u64`](Self::from_u64).
     fn to_u64(self) -> u64;
 
+    /// The lane packed into a `u64` as it is kept between two periods (see
+    /// [`keep`]): no conversion, only a packing.
+    fn to_kept(self) -> u64;
+
+    /// The inverse of [`to_kept`](Self::to_kept).
+    fn from_kept(kept: u64) -> Self;
+
     /// Bitwise exclusive or.
     fn xor(self, other: Self) -> Self;
 
@@ -64,6 +71,16 @@ impl Lane for u64 {
     #[inline(always)]
     fn to_u64(self) -> u64 {
         self
+    }
+
+    #[inline(always)]
+    fn to_kept(self) -> u64 {
+        self
+    }
+
+    #[inline(always)]
+    fn from_kept(kept: u64) -> Self {
+        kept
     }
 
     #[inline(always)]
@@ -203,15 +220,44 @@ pub(crate) fn permute<L: Lane, const ROUNDS: usize>(state: &mut [u64; LANES]) {
     scratch.zeroize();
 }
 
-/// One ratchet period (see [`super::squeeze_period`]): the state is converted to
-/// `L` once, stays in it for the 9 permutations, and is converted back at the
-/// end; each rate block is converted as it is written.
+/// Converts `state` to the form kept between periods: each lane in `L`, packed
+/// by [`Lane::to_kept`]. A generator keeps its state so, and the conversion is
+/// paid at construction and on save and restore, not once per period.
+pub(crate) fn keep<L: Lane>(state: &mut [u64; LANES]) {
+    for word in state.iter_mut() {
+        *word = L::from_u64(*word).to_kept();
+    }
+}
+
+/// The inverse of [`keep`].
+pub(crate) fn unkeep<L: Lane>(state: &mut [u64; LANES]) {
+    for word in state.iter_mut() {
+        *word = L::from_kept(*word).to_u64();
+    }
+}
+
+/// One ratchet period (see [`super::squeeze_period`]) of a state in the usual
+/// form.
 pub(crate) fn squeeze_period<L: Lane, const ROUNDS: usize>(
     state: &mut [u64; LANES],
     out: &mut [u8; RATCHET_PERIOD_BYTES],
 ) {
+    keep::<L>(state);
+    squeeze_period_kept::<L, ROUNDS>(state, out);
+    unkeep::<L>(state);
+}
+
+/// One ratchet period of a state in the form of [`keep`]: it stays in `L` for
+/// the 9 permutations; each rate block is converted as it is written.
+pub(crate) fn squeeze_period_kept<L: Lane, const ROUNDS: usize>(
+    state: &mut [u64; LANES],
+    out: &mut [u8; RATCHET_PERIOD_BYTES],
+) {
     const { assert!(RATE_BYTES.is_multiple_of(8) && RATCHET_ZERO_BYTES.is_multiple_of(8)) };
-    let mut a = load::<L>(state);
+    let mut a = [L::default(); LANES];
+    for (lane, &word) in a.iter_mut().zip(state.iter()) {
+        *lane = L::from_kept(word);
+    }
     let mut scratch = [L::default(); LANES];
     let (blocks, _) = out.as_chunks_mut::<RATE_BYTES>();
     debug_assert_eq!(blocks.len(), BLOCKS_PER_PERIOD);
@@ -226,6 +272,9 @@ pub(crate) fn squeeze_period<L: Lane, const ROUNDS: usize>(
         *lane = L::default();
     }
     permute_with::<L, ROUNDS>(&mut a, &mut scratch);
-    store(&mut a, state);
+    for (word, lane) in state.iter_mut().zip(a.iter()) {
+        *word = lane.to_kept();
+    }
+    a.zeroize();
     scratch.zeroize();
 }

@@ -101,6 +101,7 @@ impl Drop for SpongeSeed {
 
 /// The refill core: a squeezing Keccak state, ratcheted every period.
 struct SpongeCore<const ROUNDS: usize> {
+    /// In the form the backend keeps it ([`keccak::keep`]).
     state: [u64; LANES],
     backend: KeccakBackend,
 }
@@ -115,17 +116,16 @@ impl<const ROUNDS: usize> SpongeCore<ROUNDS> {
         let permute = |state: &mut [u64; LANES]| keccak::permute::<ROUNDS>(backend, state);
         sponge.absorb_with(key, permute);
         sponge.finalize_with(DOMAIN, permute);
-        Self {
-            state: sponge.take_squeezing_state(),
-            backend,
-        }
+        let mut state = sponge.take_squeezing_state();
+        keccak::keep(backend, &mut state);
+        Self { state, backend }
     }
 }
 
 impl<const ROUNDS: usize> BlockCore<RATCHET_PERIOD_BYTES> for SpongeCore<ROUNDS> {
     #[inline]
     fn generate(&mut self, out: &mut [u8; RATCHET_PERIOD_BYTES]) {
-        keccak::squeeze_period::<ROUNDS>(self.backend, &mut self.state, out);
+        keccak::squeeze_period_kept::<ROUNDS>(self.backend, &mut self.state, out);
     }
 }
 
@@ -200,10 +200,14 @@ macro_rules! sponge_generator {
             /// [`SavedState`].
             #[must_use]
             pub fn save(&self) -> SavedState {
+                let core = self.0.core();
+                let mut lanes = core.state;
+                keccak::unkeep(core.backend, &mut lanes);
                 let mut state = [0u8; STATE_BYTES];
-                for (bytes, lane) in state.chunks_exact_mut(8).zip(self.0.core().state) {
+                for (bytes, lane) in state.chunks_exact_mut(8).zip(lanes) {
                     bytes.copy_from_slice(&lane.to_le_bytes());
                 }
+                lanes.zeroize();
                 let saved = save_own($id, &state, self.0.unread());
                 state.zeroize();
                 saved
@@ -229,6 +233,7 @@ macro_rules! sponge_generator {
                     *lane = u64::from_le_bytes(le);
                     le.zeroize();
                 }
+                keccak::keep(core.backend, &mut core.state);
                 Ok(Self(BufferedRng::from_unread(core, unread)))
             }
         }
@@ -348,14 +353,43 @@ mod tests {
                 let mut spec = Sponge::<12, RATE_BYTES>::new();
                 spec.absorb(&key[..len]);
                 spec.finalize(DOMAIN);
-                let core = SpongeCore::<12>::from_key(&key[..len], backend);
+                let mut core = SpongeCore::<12>::from_key(&key[..len], backend);
+                keccak::unkeep(backend, &mut core.state);
                 assert_eq!(core.state, spec.take_squeezing_state(), "{len} bytes");
                 let mut spec = Sponge::<FULL_ROUNDS, RATE_BYTES>::new();
                 spec.absorb(&key[..len]);
                 spec.finalize(DOMAIN);
-                let core = SpongeCore::<FULL_ROUNDS>::from_key(&key[..len], backend);
+                let mut core = SpongeCore::<FULL_ROUNDS>::from_key(&key[..len], backend);
+                keccak::unkeep(backend, &mut core.state);
                 assert_eq!(core.state, spec.take_squeezing_state(), "{len} bytes");
             }
+        }
+        assert!(backends >= 1);
+    }
+
+    /// A generator keeps its state in its backend's form ([`keccak::keep`]):
+    /// saved on any backend, it restores (on the detected one) to the same
+    /// stream, and every backend gives the same stream.
+    #[test]
+    fn save_and_restore_across_backend_forms() {
+        let mut first = [0u8; 1500];
+        let mut rest = [0u8; 3000];
+        let mut expected = TurboShakeRng::from_key(b"kept");
+        expected.fill_bytes(&mut first);
+        expected.fill_bytes(&mut rest);
+        let mut backends = 0;
+        for backend in KeccakBackend::available() {
+            backends += 1;
+            let mut rng = TurboShakeRng(BufferedRng::new(SpongeCore::from_key(b"kept", backend)));
+            let mut out = [0u8; 1500];
+            rng.fill_bytes(&mut out);
+            assert_eq!(out, first, "{backend:?}");
+            let mut restored = TurboShakeRng::restore(rng.save().as_bytes()).unwrap();
+            let (mut a, mut b) = ([0u8; 3000], [0u8; 3000]);
+            rng.fill_bytes(&mut a);
+            restored.fill_bytes(&mut b);
+            assert_eq!(a, rest, "{backend:?}");
+            assert_eq!(b, rest, "{backend:?}");
         }
         assert!(backends >= 1);
     }
