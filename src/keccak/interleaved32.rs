@@ -244,17 +244,18 @@ fn theta_rho_pi<const X: usize, const Y: usize, const H: usize>(
 }
 
 /// Word `H` of row `Y` of the next state: theta, rho and pi of the five words it
-/// is made of, then chi. Only a half row is live at a time (five words and
-/// their theta effects), which fits the 13 registers of an ARMv7-M core.
+/// is made of, then chi, and iota's `rc` (word `H`) into lane 0 (`rc` is zero
+/// for the other rows). Only a half row is live at a time (five words and their
+/// theta effects), which fits the 13 registers of an ARMv7-M core.
 #[inline(always)]
-fn half_row<const Y: usize, const H: usize>(a: &Cells, d: &[Interleaved; 5], e: &Cells) {
+fn half_row<const Y: usize, const H: usize>(a: &Cells, d: &[Interleaved; 5], e: &Cells, rc: u32) {
     let b0 = theta_rho_pi::<0, Y, H>(a, d);
     let b1 = theta_rho_pi::<1, Y, H>(a, d);
     let b2 = theta_rho_pi::<2, Y, H>(a, d);
     let b3 = theta_rho_pi::<3, Y, H>(a, d);
     let b4 = theta_rho_pi::<4, Y, H>(a, d);
     let y = const { 5 * Y };
-    set_word::<H>(e, y, b0 ^ (!b1 & b2));
+    set_word::<H>(e, y, b0 ^ (!b1 & b2) ^ rc);
     set_word::<H>(e, y + 1, b1 ^ (!b2 & b3));
     set_word::<H>(e, y + 2, b2 ^ (!b3 & b4));
     set_word::<H>(e, y + 3, b3 ^ (!b4 & b0));
@@ -302,18 +303,16 @@ fn round_cells(a: &Cells, e: &Cells, rc: Interleaved) {
         theta_effect::<3>(&c),
         theta_effect::<4>(&c),
     ];
-    half_row::<0, 0>(a, &d, e);
-    half_row::<0, 1>(a, &d, e);
-    half_row::<1, 0>(a, &d, e);
-    half_row::<1, 1>(a, &d, e);
-    half_row::<2, 0>(a, &d, e);
-    half_row::<2, 1>(a, &d, e);
-    half_row::<3, 0>(a, &d, e);
-    half_row::<3, 1>(a, &d, e);
-    half_row::<4, 0>(a, &d, e);
-    half_row::<4, 1>(a, &d, e);
-    let lane = e[0].get();
-    e[0].set(lane.xor(rc));
+    half_row::<0, 0>(a, &d, e, rc.even);
+    half_row::<0, 1>(a, &d, e, rc.odd);
+    half_row::<1, 0>(a, &d, e, 0);
+    half_row::<1, 1>(a, &d, e, 0);
+    half_row::<2, 0>(a, &d, e, 0);
+    half_row::<2, 1>(a, &d, e, 0);
+    half_row::<3, 0>(a, &d, e, 0);
+    half_row::<3, 1>(a, &d, e, 0);
+    half_row::<4, 0>(a, &d, e, 0);
+    half_row::<4, 1>(a, &d, e, 0);
 }
 
 /// Stores theta's column parity of column `X` in lane `(X, 4)` of `e`.
