@@ -10,9 +10,11 @@
 //! one, or none), where a `u64` rotation costs four instructions on ARMv7-M or
 //! RV32. XOR, AND and NOT act on the words independently.
 //!
-//! Converting a lane costs a few dozen instructions, so the state is converted
-//! once per ratchet period (9 permutations) and the rate lanes once per block
-//! written ([`super::portable::squeeze_period`]).
+//! Converting a lane costs a few dozen instructions, so a generator keeps its
+//! state interleaved from one ratchet period to the next
+//! ([`super::portable::keep`]; converted at construction, save and restore) and
+//! converts only the rate lanes it writes out
+//! ([`super::portable::squeeze_period_kept`]).
 
 #![forbid(unsafe_code)]
 
