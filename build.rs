@@ -142,6 +142,12 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
         ("ratchet_rng_aarch64_sha3", arm && !no_sha3),
         ("ratchet_rng_aarch64_aes", arm && !no_aes),
     ];
+    // The 32-bit Keccak kernel as a backend of its own, on 64-bit targets only
+    // (on 32-bit ones it is what `soft` runs), so that it is tested there.
+    let pointer_64 = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").as_deref() == Ok("64");
+    let families = families
+        .into_iter()
+        .chain([("ratchet_rng_keccak_interleaved32", pointer_64 && !soft)]);
     for (cfg, on) in families {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if on {

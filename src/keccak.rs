@@ -1,8 +1,11 @@
 //! Keccak-p\[1600\]: the permutation, the sponge, and the sponge generators' refill.
 //!
 //! This parent module is the only place that selects a backend; the backends live
-//! in `keccak/`, one file each: the portable [`soft`] backend (also the
-//! specification the others are tested against) and the SIMD kernels, which
+//! in `keccak/`, one file each: the specification [`soft`] (every other kernel is
+//! tested against it), the fast portable kernel [`portable`] (rounds written out
+//! over a lane type: `u64` lanes on 64-bit targets, the bit-interleaved `u32`
+//! pairs of [`interleaved32`] on 32-bit ones, chosen at compile time, never
+//! probed), which runs `KeccakBackend::Soft`, and the SIMD kernels, which
 //! plug into [`squeeze_period`]'s `match`. Each SIMD kernel runs a whole ratchet
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
@@ -83,6 +86,8 @@ macro_rules! register_kernel {
 
 #[cfg(ratchet_rng_aarch64_sha3)]
 mod aarch64_sha3;
+mod interleaved32;
+mod portable;
 pub(crate) mod soft;
 #[cfg(ratchet_rng_x86_avx2)]
 mod x86_avx2;
@@ -91,6 +96,15 @@ mod x86_avx512;
 
 use crate::backend::KeccakBackend;
 pub(crate) use soft::{FULL_ROUNDS, LANES, Sponge};
+
+/// The lane representation of the portable kernel on this target: plain `u64`
+/// lanes where the core has 64-bit registers, bit-interleaved `u32` pairs (two
+/// 32-bit rotations per lane rotation) on 32-bit cores. Chosen by the target's
+/// word size at compile time; both are compiled and tested on every target.
+#[cfg(target_pointer_width = "64")]
+type PortableLane = u64;
+#[cfg(not(target_pointer_width = "64"))]
+type PortableLane = interleaved32::Interleaved;
 
 /// Rate of SHAKE256 and TurboSHAKE256, in bytes (capacity 512 bits).
 pub(crate) const RATE_BYTES: usize = 136;
@@ -116,7 +130,11 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     out: &mut [u8; RATCHET_PERIOD_BYTES],
 ) {
     match backend {
-        KeccakBackend::Soft => squeeze_period_soft::<ROUNDS>(state, out),
+        KeccakBackend::Soft => portable::squeeze_period::<PortableLane, ROUNDS>(state, out),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => {
+            portable::squeeze_period::<interleaved32::Interleaved, ROUNDS>(state, out);
+        }
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
         #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::squeeze_period::<ROUNDS>(state, out) },
@@ -133,11 +151,57 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     }
 }
 
+/// Converts `state` from the usual form to the form `backend` keeps between
+/// periods ([`squeeze_period_kept`]): bit-interleaved lanes for the 32-bit
+/// portable kernel, so that a period does not convert all 25 lanes twice; the
+/// usual form for every other backend.
+pub(crate) fn keep(backend: KeccakBackend, state: &mut [u64; LANES]) {
+    match backend {
+        KeccakBackend::Soft => portable::keep::<PortableLane>(state),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => portable::keep::<interleaved32::Interleaved>(state),
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => {}
+    }
+}
+
+/// The inverse of [`keep`].
+pub(crate) fn unkeep(backend: KeccakBackend, state: &mut [u64; LANES]) {
+    match backend {
+        KeccakBackend::Soft => portable::unkeep::<PortableLane>(state),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => portable::unkeep::<interleaved32::Interleaved>(state),
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => {}
+    }
+}
+
+/// [`squeeze_period`] of a state in the form of [`keep`].
+pub(crate) fn squeeze_period_kept<const ROUNDS: usize>(
+    backend: KeccakBackend,
+    state: &mut [u64; LANES],
+    out: &mut [u8; RATCHET_PERIOD_BYTES],
+) {
+    match backend {
+        KeccakBackend::Soft => portable::squeeze_period_kept::<PortableLane, ROUNDS>(state, out),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => {
+            portable::squeeze_period_kept::<interleaved32::Interleaved, ROUNDS>(state, out);
+        }
+        #[allow(unreachable_patterns, reason = "no other backend on some targets")]
+        _ => squeeze_period::<ROUNDS>(backend, state, out),
+    }
+}
+
 /// Keccak-p\[1600, `ROUNDS`\] on `backend` (tests and `hazmat`).
 #[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
 pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [u64; LANES]) {
     match backend {
-        KeccakBackend::Soft => soft::keccak_p1600::<ROUNDS>(state),
+        KeccakBackend::Soft => portable::permute::<PortableLane, ROUNDS>(state),
+        #[cfg(ratchet_rng_keccak_interleaved32)]
+        KeccakBackend::Interleaved32(_) => {
+            portable::permute::<interleaved32::Interleaved, ROUNDS>(state);
+        }
         // SAFETY: the `Detected` token proves `backend.rs` found AVX2 on this CPU.
         #[cfg(ratchet_rng_x86_avx2)]
         KeccakBackend::X86Avx2(_) => unsafe { x86_avx2::permute::<ROUNDS>(state) },
@@ -152,7 +216,10 @@ pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [
     }
 }
 
-fn squeeze_period_soft<const ROUNDS: usize>(
+/// One ratchet period written with the specification's permutation: the oracle
+/// of the tests.
+#[cfg(test)]
+fn squeeze_period_spec<const ROUNDS: usize>(
     state: &mut [u64; LANES],
     out: &mut [u8; RATCHET_PERIOD_BYTES],
 ) {
@@ -161,11 +228,6 @@ fn squeeze_period_soft<const ROUNDS: usize>(
         soft::write_rate(state, block);
         soft::keccak_p1600::<ROUNDS>(state);
     }
-    ratchet::<ROUNDS>(state);
-}
-
-/// Zeroes the first [`RATCHET_ZERO_BYTES`] of the state and permutes.
-fn ratchet<const ROUNDS: usize>(state: &mut [u64; LANES]) {
     state[..RATCHET_ZERO_BYTES / 8].fill(0);
     soft::keccak_p1600::<ROUNDS>(state);
 }
@@ -222,7 +284,7 @@ mod tests {
             let (mut expected, mut actual) = (start, start);
             for period in 0..5 {
                 let mut expected_out = [0u8; RATCHET_PERIOD_BYTES];
-                squeeze_period::<ROUNDS>(KeccakBackend::Soft, &mut expected, &mut expected_out);
+                squeeze_period_spec::<ROUNDS>(&mut expected, &mut expected_out);
                 // Garbage in the output buffer must not matter.
                 let mut actual_out = [0xA5u8; RATCHET_PERIOD_BYTES];
                 squeeze_period::<ROUNDS>(backend, &mut actual, &mut actual_out);
@@ -260,6 +322,62 @@ mod tests {
             check_squeeze_periods::<12>(backend);
             check_squeeze_periods::<24>(backend);
         });
+    }
+
+    /// Both lane representations of the portable kernel against the
+    /// specification, on every target (each target runs one of them as `Soft`):
+    /// permutations with 1, 12 and 24 rounds, and ratchet periods. Few states
+    /// under Miri, which interprets them.
+    fn check_portable_kernel<L: portable::Lane>(name: &str) {
+        let random = if cfg!(miri) { 1 } else { 32 };
+        let cases: [(usize, Permutation, Permutation); 3] = [
+            (1, soft::keccak_p1600::<1>, portable::permute::<L, 1>),
+            (12, soft::keccak_p1600::<12>, portable::permute::<L, 12>),
+            (24, soft::keccak_p1600::<24>, portable::permute::<L, 24>),
+        ];
+        for state in test_states(random) {
+            for (rounds, spec, kernel) in cases {
+                let mut expected = state;
+                spec(&mut expected);
+                let mut actual = state;
+                kernel(&mut actual);
+                assert_eq!(actual, expected, "{name} permute, {rounds} rounds");
+            }
+        }
+        let periods = if cfg!(miri) { 1 } else { 3 };
+        for start in test_states(random / 8) {
+            let (mut expected, mut actual) = (start, start);
+            for period in 0..periods {
+                let mut expected_out = [0u8; RATCHET_PERIOD_BYTES];
+                squeeze_period_spec::<12>(&mut expected, &mut expected_out);
+                let mut actual_out = [0xA5u8; RATCHET_PERIOD_BYTES];
+                portable::squeeze_period::<L, 12>(&mut actual, &mut actual_out);
+                assert_eq!(actual_out, expected_out, "{name} period {period}: output");
+                assert_eq!(actual, expected, "{name} period {period}: state");
+            }
+        }
+        let (mut expected, mut actual) = ([7; LANES], [7; LANES]);
+        let (mut expected_out, mut actual_out) =
+            ([0; RATCHET_PERIOD_BYTES], [1; RATCHET_PERIOD_BYTES]);
+        squeeze_period_spec::<24>(&mut expected, &mut expected_out);
+        portable::squeeze_period::<L, 24>(&mut actual, &mut actual_out);
+        assert_eq!(
+            (actual, actual_out),
+            (expected, expected_out),
+            "{name}, 24 rounds"
+        );
+    }
+
+    type Permutation = fn(&mut [u64; LANES]);
+
+    #[test]
+    fn portable_u64_lanes_match_spec() {
+        check_portable_kernel::<u64>("u64 lanes");
+    }
+
+    #[test]
+    fn portable_interleaved32_lanes_match_spec() {
+        check_portable_kernel::<interleaved32::Interleaved>("interleaved32");
     }
 
     /// The soft period is the definition: 8 blocks read and permuted, then the

@@ -193,8 +193,34 @@ impl<const ROUNDS: usize, const RATE: usize> Sponge<ROUNDS, RATE> {
 
     /// XORs `data` into the rate, permuting after every full block.
     pub(crate) const fn absorb(&mut self, data: &[u8]) {
+        let mut rest = data;
+        while !rest.is_empty() {
+            rest = self.xor_in(rest);
+            if self.pos == RATE {
+                keccak_p1600::<ROUNDS>(&mut self.state);
+                self.pos = 0;
+            }
+        }
+    }
+
+    /// [`absorb`](Self::absorb) with `permute` as the permutation: a faster
+    /// kernel of Keccak-p\[1600, `ROUNDS`\], which must give the same result.
+    pub(crate) fn absorb_with(&mut self, data: &[u8], mut permute: impl FnMut(&mut [u64; LANES])) {
+        let mut rest = data;
+        while !rest.is_empty() {
+            rest = self.xor_in(rest);
+            if self.pos == RATE {
+                permute(&mut self.state);
+                self.pos = 0;
+            }
+        }
+    }
+
+    /// XORs the first bytes of `data` into the rate, up to its end, without
+    /// permuting; returns the bytes left over.
+    const fn xor_in<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
         let mut i = 0;
-        while i < data.len() {
+        while i < data.len() && self.pos < RATE {
             if self.pos.is_multiple_of(8) && data.len() - i >= 8 {
                 // Whole lane at a time.
                 let b = [
@@ -215,21 +241,31 @@ impl<const ROUNDS: usize, const RATE: usize> Sponge<ROUNDS, RATE> {
                 self.pos += 1;
                 i += 1;
             }
-            if self.pos == RATE {
-                keccak_p1600::<ROUNDS>(&mut self.state);
-                self.pos = 0;
-            }
         }
+        data.split_at(i).1
     }
 
     /// Ends absorbing: XORs the domain byte (which carries the first padding bit)
     /// at the current position and the final `0x80` padding bit at the end of the
     /// rate, then permutes. The sponge is then ready to squeeze from byte 0.
     pub(crate) const fn finalize(&mut self, domain: u8) {
-        self.state[self.pos / 8] ^= (domain as u64) << (8 * (self.pos % 8));
-        self.state[(RATE - 1) / 8] ^= 0x80 << (8 * ((RATE - 1) % 8));
+        self.pad(domain);
         keccak_p1600::<ROUNDS>(&mut self.state);
         self.pos = 0;
+    }
+
+    /// [`finalize`](Self::finalize) with `permute` as the permutation (see
+    /// [`absorb_with`](Self::absorb_with)).
+    pub(crate) fn finalize_with(&mut self, domain: u8, permute: impl FnOnce(&mut [u64; LANES])) {
+        self.pad(domain);
+        permute(&mut self.state);
+        self.pos = 0;
+    }
+
+    /// XORs the domain byte at the current position and the final padding bit.
+    const fn pad(&mut self, domain: u8) {
+        self.state[self.pos / 8] ^= (domain as u64) << (8 * (self.pos % 8));
+        self.state[(RATE - 1) / 8] ^= 0x80 << (8 * ((RATE - 1) % 8));
     }
 
     /// Copies the next `out.len()` bytes of output, permuting between blocks.
@@ -274,7 +310,9 @@ impl<const ROUNDS: usize, const RATE: usize> Sponge<ROUNDS, RATE> {
     }
 }
 
-/// Writes the first `RATE` bytes of the state (its rate) to `out`, little-endian.
+/// Writes the first `RATE` bytes of the state (its rate) to `out`, little-endian
+/// (the tests' reference period; the kernels write their own).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn write_rate<const RATE: usize>(state: &[u64; LANES], out: &mut [u8; RATE]) {
     for (lane, bytes) in state.iter().zip(out.chunks_exact_mut(8)) {

@@ -101,6 +101,7 @@ impl Drop for SpongeSeed {
 
 /// The refill core: a squeezing Keccak state, ratcheted every period.
 struct SpongeCore<const ROUNDS: usize> {
+    /// In the form the backend keeps it ([`keccak::keep`]).
     state: [u64; LANES],
     backend: KeccakBackend,
 }
@@ -110,19 +111,21 @@ impl<const ROUNDS: usize> SpongeCore<ROUNDS> {
     /// the first output block of SHAKE256(key) / TurboSHAKE256(key, 0x1F).
     fn from_key(key: &[u8], backend: KeccakBackend) -> Self {
         let mut sponge = Sponge::<ROUNDS, RATE_BYTES>::new();
-        sponge.absorb(key);
-        sponge.finalize(DOMAIN);
-        Self {
-            state: sponge.take_squeezing_state(),
-            backend,
-        }
+        // The backend's permutation, not the specification's: faster, and the
+        // specification's copies the state for pi (3 KB of stack on a 32-bit core).
+        let permute = |state: &mut [u64; LANES]| keccak::permute::<ROUNDS>(backend, state);
+        sponge.absorb_with(key, permute);
+        sponge.finalize_with(DOMAIN, permute);
+        let mut state = sponge.take_squeezing_state();
+        keccak::keep(backend, &mut state);
+        Self { state, backend }
     }
 }
 
 impl<const ROUNDS: usize> BlockCore<RATCHET_PERIOD_BYTES> for SpongeCore<ROUNDS> {
     #[inline]
     fn generate(&mut self, out: &mut [u8; RATCHET_PERIOD_BYTES]) {
-        keccak::squeeze_period::<ROUNDS>(self.backend, &mut self.state, out);
+        keccak::squeeze_period_kept::<ROUNDS>(self.backend, &mut self.state, out);
     }
 }
 
@@ -161,6 +164,7 @@ macro_rules! sponge_generator {
             /// in constant memory; a key longer than 136 bytes is absorbed over
             /// several rate blocks, as by the XOF.
             #[must_use]
+            #[inline(always)]
             pub fn from_key(key: &[u8]) -> Self {
                 Self(BufferedRng::new(SpongeCore::from_key(
                     key,
@@ -196,10 +200,14 @@ macro_rules! sponge_generator {
             /// [`SavedState`].
             #[must_use]
             pub fn save(&self) -> SavedState {
+                let core = self.0.core();
+                let mut lanes = core.state;
+                keccak::unkeep(core.backend, &mut lanes);
                 let mut state = [0u8; STATE_BYTES];
-                for (bytes, lane) in state.chunks_exact_mut(8).zip(self.0.core().state) {
+                for (bytes, lane) in state.chunks_exact_mut(8).zip(lanes) {
                     bytes.copy_from_slice(&lane.to_le_bytes());
                 }
+                lanes.zeroize();
                 let saved = save_own($id, &state, self.0.unread());
                 state.zeroize();
                 saved
@@ -225,6 +233,7 @@ macro_rules! sponge_generator {
                     *lane = u64::from_le_bytes(le);
                     le.zeroize();
                 }
+                keccak::keep(core.backend, &mut core.state);
                 Ok(Self(BufferedRng::from_unread(core, unread)))
             }
         }
@@ -235,6 +244,9 @@ macro_rules! sponge_generator {
             super::seed_wiping_constructors!();
 
             /// Absorbs the 136-byte seed (one rate block) and pads.
+            // Inlined, as `from_key` is, so that the 1.3 KB generator is built
+            // where the caller keeps it, not built here and copied there.
+            #[inline(always)]
             fn from_seed(seed: SpongeSeed) -> Self {
                 Self::from_key(&seed.0)
             }
@@ -313,6 +325,84 @@ mod tests {
         // What `Drop` runs:
         core.state.zeroize();
         assert!(core.state.iter().all(|&l| l == 0));
+    }
+
+    /// `from_key` absorbs with the backend's permutation: the state it makes is
+    /// the specification sponge's, for keys of every length around the rate, on
+    /// every backend.
+    #[test]
+    fn from_key_absorbs_as_the_specification_sponge() {
+        let key: [u8; 3 * RATE_BYTES + 1] = core::array::from_fn(|i| (i * 13 + 5) as u8);
+        let mut backends = 0;
+        for backend in KeccakBackend::available() {
+            backends += 1;
+            // One under Miri, which takes a second per permutation or so.
+            let lens: &[usize] = if cfg!(miri) {
+                &[137]
+            } else {
+                &[
+                    0,
+                    1,
+                    7,
+                    8,
+                    9,
+                    135,
+                    136,
+                    137,
+                    271,
+                    272,
+                    273,
+                    3 * RATE_BYTES + 1,
+                ]
+            };
+            for &len in lens {
+                let mut spec = Sponge::<12, RATE_BYTES>::new();
+                spec.absorb(&key[..len]);
+                spec.finalize(DOMAIN);
+                let mut core = SpongeCore::<12>::from_key(&key[..len], backend);
+                keccak::unkeep(backend, &mut core.state);
+                assert_eq!(core.state, spec.take_squeezing_state(), "{len} bytes");
+                let mut spec = Sponge::<FULL_ROUNDS, RATE_BYTES>::new();
+                spec.absorb(&key[..len]);
+                spec.finalize(DOMAIN);
+                let mut core = SpongeCore::<FULL_ROUNDS>::from_key(&key[..len], backend);
+                keccak::unkeep(backend, &mut core.state);
+                assert_eq!(core.state, spec.take_squeezing_state(), "{len} bytes");
+            }
+        }
+        assert!(backends >= 1);
+    }
+
+    /// A generator keeps its state in its backend's form ([`keccak::keep`]):
+    /// saved on any backend, it restores (on the detected one) to the same
+    /// stream, and every backend gives the same stream.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "minutes under Miri, where only the soft backend runs (u64 lanes, kept as they are)"
+    )]
+    fn save_and_restore_across_backend_forms() {
+        // Past a ratchet (1088 bytes) before the save and after it.
+        let mut first = [0u8; 1100];
+        let mut rest = [0u8; 1100];
+        let mut expected = TurboShakeRng::from_key(b"kept");
+        expected.fill_bytes(&mut first);
+        expected.fill_bytes(&mut rest);
+        let mut backends = 0;
+        for backend in KeccakBackend::available() {
+            backends += 1;
+            let mut rng = TurboShakeRng(BufferedRng::new(SpongeCore::from_key(b"kept", backend)));
+            let mut out = [0u8; 1100];
+            rng.fill_bytes(&mut out);
+            assert_eq!(out, first, "{backend:?}");
+            let mut restored = TurboShakeRng::restore(rng.save().as_bytes()).unwrap();
+            let (mut a, mut b) = ([0u8; 1100], [0u8; 1100]);
+            rng.fill_bytes(&mut a);
+            restored.fill_bytes(&mut b);
+            assert_eq!(a, rest, "{backend:?}");
+            assert_eq!(b, rest, "{backend:?}");
+        }
+        assert!(backends >= 1);
     }
 
     #[test]

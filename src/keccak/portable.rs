@@ -1,0 +1,295 @@
+//! The fast portable Keccak-p\[1600\]: rounds written out over a [`Lane`] type,
+//! for cores without SIMD.
+//!
+//! The same round serves two lane representations, chosen at compile time by
+//! the parent module: plain `u64` lanes on 64-bit targets, and the Keccak team's
+//! bit-interleaved pairs of `u32` ([`super::interleaved32::Interleaved`]) on
+//! 32-bit ones, where a 64-bit rotation would cost four instructions and an
+//! interleaved one costs two 32-bit rotations.
+//!
+//! Everything that depends on a lane's position is a constant of the source: the
+//! columns of theta, the lane taken by pi, its rho offset and the row of chi are
+//! `const` blocks over the const parameters `X` and `Y`, so no `% 5` index and no
+//! loop over lanes is left for the optimiser to unroll (or, at opt-level "s", not
+//! to). A round reads one state and writes the next into another, so pi is a
+//! renaming and no state is copied; two rounds go back and forth. The result is
+//! checked against the specification, [`super::soft`], by the parent's tests.
+
+#![forbid(unsafe_code)]
+
+use zeroize::Zeroize;
+
+use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
+use super::{
+    BLOCKS_PER_PERIOD, FULL_ROUNDS, LANES, RATCHET_PERIOD_BYTES, RATCHET_ZERO_BYTES, RATE_BYTES,
+};
+
+/// A 64-bit Keccak lane in some representation, with the operations of a round.
+pub(crate) trait Lane: Copy + Default + Zeroize {
+    /// The 24 round constants of Keccak-f\[1600\] in this representation.
+    const ROUND_CONSTANTS: [Self; FULL_ROUNDS];
+
+    /// The lane `lane` (bit `i` of the `u64` is bit `i` of the lane).
+    fn from_u64(lane: u64) -> Self;
+
+    /// The lane as a `u64`, the inverse of [`from_u64`](Self::from_u64).
+    fn to_u64(self) -> u64;
+
+    /// The lane packed into a `u64` as it is kept between two periods (see
+    /// [`keep`]): no conversion, only a packing.
+    fn to_kept(self) -> u64;
+
+    /// The inverse of [`to_kept`](Self::to_kept).
+    fn from_kept(kept: u64) -> Self;
+
+    /// Bitwise exclusive or.
+    fn xor(self, other: Self) -> Self;
+
+    /// `!self & other`, chi's non-linear term.
+    fn and_not(self, other: Self) -> Self;
+
+    /// Rotation of the 64-bit lane left by `n` (`n < 64`); always inlined, so
+    /// that `n` is a constant where it is used.
+    fn rotate_left(self, n: u32) -> Self;
+
+    /// One round (theta, rho, pi, chi, iota with constant `rc`) from `a` into
+    /// `e`: [`round`] unless the representation has a better arrangement.
+    #[inline(always)]
+    fn round(a: &mut State<Self>, e: &mut State<Self>, rc: Self) {
+        round(a, e, rc);
+    }
+}
+
+impl Lane for u64 {
+    const ROUND_CONSTANTS: [Self; FULL_ROUNDS] = ROUND_CONSTANTS;
+
+    #[inline(always)]
+    fn from_u64(lane: u64) -> Self {
+        lane
+    }
+
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self
+    }
+
+    #[inline(always)]
+    fn to_kept(self) -> u64 {
+        self
+    }
+
+    #[inline(always)]
+    fn from_kept(kept: u64) -> Self {
+        kept
+    }
+
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        self ^ other
+    }
+
+    #[inline(always)]
+    fn and_not(self, other: Self) -> Self {
+        !self & other
+    }
+
+    #[inline(always)]
+    fn rotate_left(self, n: u32) -> Self {
+        u64::rotate_left(self, n)
+    }
+}
+
+/// The state, lane `(x, y)` at index `x + 5 * y` as in the specification.
+pub(crate) type State<L> = [L; LANES];
+
+/// The index of the lane that pi moves to position `(x, y)`:
+/// `A'[x, y] = A[(x + 3y) mod 5, x]`.
+pub(crate) const fn pi_source(x: usize, y: usize) -> usize {
+    (x + 3 * y) % 5 + 5 * x
+}
+
+/// theta's column parity of column `X`.
+#[inline(always)]
+fn column<L: Lane, const X: usize>(a: &State<L>) -> L {
+    a[X].xor(a[X + 5])
+        .xor(a[X + 10])
+        .xor(a[X + 15])
+        .xor(a[X + 20])
+}
+
+/// theta's effect on column `X`, from the column parities `c`.
+#[inline(always)]
+fn theta_effect<L: Lane, const X: usize>(c: &[L; 5]) -> L {
+    let (left, right) = const { ((X + 4) % 5, (X + 1) % 5) };
+    c[left].xor(c[right].rotate_left(1))
+}
+
+/// The lane that lands at `(X, Y)` after theta, rho and pi.
+#[inline(always)]
+fn theta_rho_pi<L: Lane, const X: usize, const Y: usize>(a: &State<L>, d: &[L; 5]) -> L {
+    let (source, column, offset) = const {
+        let source = pi_source(X, Y);
+        (source, source % 5, RHO_OFFSETS[source])
+    };
+    a[source].xor(d[column]).rotate_left(offset)
+}
+
+/// Row `Y` of the next state: theta, rho and pi of its five lanes, then chi.
+#[inline(always)]
+fn row<L: Lane, const Y: usize>(a: &State<L>, d: &[L; 5], e: &mut State<L>) {
+    let b0 = theta_rho_pi::<L, 0, Y>(a, d);
+    let b1 = theta_rho_pi::<L, 1, Y>(a, d);
+    let b2 = theta_rho_pi::<L, 2, Y>(a, d);
+    let b3 = theta_rho_pi::<L, 3, Y>(a, d);
+    let b4 = theta_rho_pi::<L, 4, Y>(a, d);
+    let y = const { 5 * Y };
+    e[y] = b0.xor(b1.and_not(b2));
+    e[y + 1] = b1.xor(b2.and_not(b3));
+    e[y + 2] = b2.xor(b3.and_not(b4));
+    e[y + 3] = b3.xor(b4.and_not(b0));
+    e[y + 4] = b4.xor(b0.and_not(b1));
+}
+
+/// One round (theta, rho, pi, chi, iota with constant `rc`) from `a` into `e`.
+#[inline(always)]
+pub(crate) fn round<L: Lane>(a: &State<L>, e: &mut State<L>, rc: L) {
+    let c = [
+        column::<L, 0>(a),
+        column::<L, 1>(a),
+        column::<L, 2>(a),
+        column::<L, 3>(a),
+        column::<L, 4>(a),
+    ];
+    let d = [
+        theta_effect::<L, 0>(&c),
+        theta_effect::<L, 1>(&c),
+        theta_effect::<L, 2>(&c),
+        theta_effect::<L, 3>(&c),
+        theta_effect::<L, 4>(&c),
+    ];
+    row::<L, 0>(a, &d, e);
+    row::<L, 1>(a, &d, e);
+    row::<L, 2>(a, &d, e);
+    row::<L, 3>(a, &d, e);
+    row::<L, 4>(a, &d, e);
+    e[0] = e[0].xor(rc);
+}
+
+/// Keccak-p\[1600, `ROUNDS`\] of `a`, using `scratch` for every other round (it
+/// is left holding an earlier state: the caller wipes it).
+#[inline]
+fn permute_with<L: Lane, const ROUNDS: usize>(a: &mut State<L>, scratch: &mut State<L>) {
+    const { assert!(ROUNDS >= 1 && ROUNDS <= FULL_ROUNDS) };
+    let round_constants = &L::ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
+    let (pairs, odd) = round_constants.as_chunks::<2>();
+    for pair in pairs {
+        L::round(a, scratch, pair[0]);
+        L::round(scratch, a, pair[1]);
+    }
+    if let [rc] = odd {
+        L::round(a, scratch, *rc);
+        *a = *scratch;
+    }
+}
+
+/// `state` in the representation `L`.
+#[inline(always)]
+fn load<L: Lane>(state: &[u64; LANES]) -> State<L> {
+    let mut a = [L::default(); LANES];
+    for (lane, &word) in a.iter_mut().zip(state) {
+        *lane = L::from_u64(word);
+    }
+    a
+}
+
+/// Writes `a` back to `state` and wipes `a`.
+#[inline(always)]
+fn store<L: Lane>(a: &mut State<L>, state: &mut [u64; LANES]) {
+    for (word, lane) in state.iter_mut().zip(a.iter()) {
+        *word = lane.to_u64();
+    }
+    a.zeroize();
+}
+
+/// Keccak-p\[1600, `ROUNDS`\] of `state`, through the representation `L`.
+pub(crate) fn permute<L: Lane, const ROUNDS: usize>(state: &mut [u64; LANES]) {
+    let mut a = load::<L>(state);
+    let mut scratch = [L::default(); LANES];
+    permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+    store(&mut a, state);
+    scratch.zeroize();
+}
+
+/// Converts `state` to the form kept between periods: each lane in `L`, packed
+/// by [`Lane::to_kept`]. A generator keeps its state so, and the conversion is
+/// paid at construction and on save and restore, not once per period.
+pub(crate) fn keep<L: Lane>(state: &mut [u64; LANES]) {
+    for word in state.iter_mut() {
+        *word = L::from_u64(*word).to_kept();
+    }
+}
+
+/// The inverse of [`keep`].
+pub(crate) fn unkeep<L: Lane>(state: &mut [u64; LANES]) {
+    for word in state.iter_mut() {
+        *word = L::from_kept(*word).to_u64();
+    }
+}
+
+/// One ratchet period (see [`super::squeeze_period`]) of a state in the usual
+/// form.
+pub(crate) fn squeeze_period<L: Lane, const ROUNDS: usize>(
+    state: &mut [u64; LANES],
+    out: &mut [u8; RATCHET_PERIOD_BYTES],
+) {
+    keep::<L>(state);
+    squeeze_period_kept::<L, ROUNDS>(state, out);
+    unkeep::<L>(state);
+}
+
+/// One ratchet period of a state in the form of [`keep`]: it stays in `L` for
+/// the 9 permutations; each rate block is converted as it is written.
+pub(crate) fn squeeze_period_kept<L: Lane, const ROUNDS: usize>(
+    state: &mut [u64; LANES],
+    out: &mut [u8; RATCHET_PERIOD_BYTES],
+) {
+    const { assert!(RATE_BYTES.is_multiple_of(8) && RATCHET_ZERO_BYTES.is_multiple_of(8)) };
+    let mut a = [L::default(); LANES];
+    for (lane, &word) in a.iter_mut().zip(state.iter()) {
+        *lane = L::from_kept(word);
+    }
+    let mut scratch = [L::default(); LANES];
+    let (blocks, _) = out.as_chunks_mut::<RATE_BYTES>();
+    debug_assert_eq!(blocks.len(), BLOCKS_PER_PERIOD);
+    for block in blocks {
+        let (words, _) = block.as_chunks_mut::<8>();
+        for (bytes, lane) in words.iter_mut().zip(a.iter()) {
+            *bytes = lane.to_u64().to_le_bytes();
+        }
+        permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+    }
+    for lane in &mut a[..RATCHET_ZERO_BYTES / 8] {
+        *lane = L::default();
+    }
+    permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+    for (word, lane) in state.iter_mut().zip(a.iter()) {
+        *word = lane.to_kept();
+    }
+    wipe(&mut a);
+    wipe(&mut scratch);
+}
+
+/// Zeroizes a state row by row, each row's five lanes written out: the loop the
+/// compiler makes of `zeroize` on 25 lanes costs three times the stores at
+/// opt-level "s".
+#[inline(always)]
+fn wipe<L: Lane>(a: &mut State<L>) {
+    let (rows, _) = a.as_chunks_mut::<5>();
+    for row in rows {
+        row[0].zeroize();
+        row[1].zeroize();
+        row[2].zeroize();
+        row[3].zeroize();
+        row[4].zeroize();
+    }
+}
