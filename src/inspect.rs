@@ -304,6 +304,19 @@ pub fn simulate_process_restore() -> bool {
     crate::thread::generation::inspect_drop_restore_page()
 }
 
+/// Makes the probes that follow (call it before the first use of `rng()`)
+/// map no droppable page, as on a kernel before 6.11: a fork then leaves the
+/// generation as it was, and a thread's first use in a fork child is a plain
+/// first use.
+#[cfg(all(
+    feature = "thread_rng",
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub fn without_droppable_page() {
+    crate::thread::generation::inspect_without_droppable();
+}
+
 /// Marks the VMClock probe as in progress in this process, as if another
 /// thread were inside it: the state a child forked at that moment inherits.
 #[cfg(all(

@@ -182,6 +182,10 @@ const MAP_DROPPABLE: libc::c_int = 0x08;
 /// refuses the mapping.
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 fn droppable_word() -> *mut AtomicUsize {
+    #[cfg(ratchet_rng_inspect)]
+    if NO_DROPPABLE.load(Ordering::Relaxed) {
+        return core::ptr::null_mut();
+    }
     let word = DROPPABLE.load(Ordering::Relaxed);
     if !word.is_null() {
         return word;
@@ -471,8 +475,32 @@ pub(crate) fn probe() {
     let status = probe_now();
     set_status(status);
     let again = status == Status::Retrying;
+    if !again && !STARTED.swap(true, Ordering::Relaxed) {
+        // Before `DONE`: a thread that finds the probe done finds this set.
+        START_VM.store(current().vm, Ordering::Relaxed);
+    }
     PROBE.store(if again { IDLE } else { DONE }, Ordering::Relaxed);
 }
+
+/// Whether the process's generation has moved since its first probe was
+/// decided: `reseed_all_threads()` was called, the VMClock counter changed,
+/// or the droppable word was wiped (a restore, a fork) and re-armed. A
+/// thread's first use in a generation that moved is mixed as any seeding
+/// after a new generation; a plain first use is not (a fresh page's zeroed
+/// header says nothing about the generation). `true` while no probe has
+/// been decided (the caller reseeds then anyway).
+pub(crate) fn moved(now: Generation) -> bool {
+    now.explicit != 0
+        || !STARTED.load(Ordering::Relaxed)
+        || now.vm != START_VM.load(Ordering::Relaxed)
+}
+
+/// Set by the first decided probe, with [`START_VM`] (see [`moved`]).
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// The VM word's value when the first probe was decided: the VMClock
+/// counter, the droppable word's first armed value, or [`NO_DEVICE`]'s.
+static START_VM: AtomicUsize = AtomicUsize::new(0);
 
 /// One probe (see [`probe`]).
 fn probe_now() -> Status {
@@ -595,6 +623,7 @@ pub(crate) fn inspect_probe_at(path: std::ffi::CString, file: bool) {
         .store((&raw const NO_DEVICE).cast_mut(), Ordering::Relaxed);
     UNSETTLED.store(false, Ordering::Relaxed);
     FAILED_PROBES.store(0, Ordering::Relaxed);
+    STARTED.store(false, Ordering::Relaxed);
     set_status(Status::NotProbed);
     PROBE.store(IDLE, Ordering::Relaxed);
 }
@@ -618,6 +647,26 @@ pub(crate) fn inspect_drop_restore_page() -> bool {
     // `MADV_DONTNEED` on a private anonymous mapping gives zero-filled pages
     // on the next touch, as the kernel's own drop does.
     unsafe { libc::madvise(word.cast(), len, libc::MADV_DONTNEED) == 0 }
+}
+
+/// Set by [`inspect_without_droppable`]: the probe maps no droppable page, as
+/// on a kernel without them.
+#[cfg(all(
+    ratchet_rng_inspect,
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+static NO_DROPPABLE: AtomicBool = AtomicBool::new(false);
+
+/// Makes the probes that follow map no droppable page, as on a kernel before
+/// 6.11 (a page already mapped stays).
+#[cfg(all(
+    ratchet_rng_inspect,
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub(crate) fn inspect_without_droppable() {
+    NO_DROPPABLE.store(true, Ordering::Relaxed);
 }
 
 /// Marks the probe as in progress in this process (as if another thread were

@@ -111,8 +111,8 @@ impl State {
         first_use: bool,
     ) -> Result<(), OsError> {
         let unseeded = self.seeded != SEEDED;
-        // A first use after the generation moved (`stale` against the zeroed
-        // header of a fresh page) is mixed as any seeding in a new generation.
+        // A first use after the process's generation moved (`stale`: see
+        // `generation::moved`) is mixed as any seeding in a new generation.
         let mix = if stale || (unseeded && !first_use) {
             Mix::Full
         } else if unseeded {

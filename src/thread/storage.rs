@@ -446,7 +446,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // VMClock page that cannot be trusted counts as a new one every call).
         let now = generation::current();
         trusted = generation::trusted(now);
-        let stale = !trusted || !header.seeded_under(now);
+        // A fresh page's zeroed header records no generation: at a first use,
+        // whether the process's generation moved decides.
+        let stale = !trusted
+            || if first_use {
+                generation::moved(now)
+            } else {
+                !header.seeded_under(now)
+            };
         // A handler here that calls `reseed_all_threads()` is caught by the
         // re-check below.
         inject!(SlowGenerationRead);
