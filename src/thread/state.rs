@@ -127,12 +127,22 @@ impl State {
         // An unseeded state (first use, a wiped page) seeds anyway; the
         // generation its zeroed header records means nothing.
         let stale = stale && !unseeded;
-        let pid = if check_pid || force || unseeded {
+        // The process id is read (a system call) only where it is compared:
+        // every call when `check_pid`, and a forced reseed. Where no check
+        // compares it (a wipe catches every fork), a thread's first use leaves
+        // it unrecorded (0, which no process has) and the first forced reseed
+        // records it; until then that reseed's comparison is skipped, unless
+        // the pid check was turned on meanwhile (a more conservative verdict),
+        // where an unrecorded id counts as moved.
+        let pid = if check_pid || force {
             fork::process_id()
+        } else if unseeded {
+            0
         } else {
             self.pid
         };
-        let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
+        let pid_moved = self.pid != pid && (check_pid || self.pid != 0);
+        let forked = unseeded || self.epoch != fork::epoch() || pid_moved;
         // A fork seen by the epoch or the process id (not a wipe) is mixed too.
         let mix = if forked && !unseeded { Mix::Full } else { mix };
         if (forked || stale) && !unseeded {
@@ -309,6 +319,53 @@ mod tests {
             .serve(&mut left, &mut out, true, false, false, false)
             .unwrap();
         assert_eq!(left, refill - 8);
+    }
+
+    /// A first use with no pid check leaves the process id unrecorded (no
+    /// system call); a forced reseed records it; a call that checks the pid
+    /// (the verdict turned more conservative) treats an unrecorded id as a
+    /// fork: it reseeds and serves nothing buffered before.
+    #[test]
+    fn unrecorded_process_id_is_recorded_or_counts_as_a_fork() {
+        let refill = Generator::refill_bytes();
+        let mut out = [0u8; 8];
+        // Forced: recorded, no fork seen (the buffer is refilled by the
+        // reseed either way; the pid is what is checked).
+        let mut state = std::boxed::Box::new(State::new());
+        let mut left = 0;
+        state
+            .serve(&mut left, &mut out, false, false, false, true)
+            .unwrap();
+        assert_eq!(state.pid, 0, "a first use read the process id");
+        state
+            .serve(&mut left, &mut out, true, false, false, false)
+            .unwrap();
+        assert_eq!(state.pid, fork::process_id());
+        // Checked: a fork, so a reseed and a fresh refill (not the short
+        // batch's remaining bytes).
+        let mut state = std::boxed::Box::new(State::new());
+        let mut left = 0;
+        state
+            .serve(&mut left, &mut out, false, false, false, true)
+            .unwrap();
+        let mut twin = state.generator.twin();
+        state
+            .serve(&mut left, &mut out, false, true, false, false)
+            .unwrap();
+        assert_eq!(state.pid, fork::process_id());
+        assert_eq!(
+            left,
+            refill - 8,
+            "an unrecorded pid was not counted as a fork"
+        );
+        assert_eq!(state.budget, RESEED_BYTES - refill);
+        // The new key is not the old one's continuation.
+        let mut theirs = std::vec![0u8; refill];
+        twin.generate(&mut theirs);
+        assert!(
+            !theirs.windows(8).any(|w| w == out),
+            "served from the old key"
+        );
     }
 
     /// The budget reseeds: a generator with the same key that is never reseeded
