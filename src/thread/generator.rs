@@ -116,7 +116,7 @@ fn lite_mix(seed: &mut [u8; 32]) {
             let key = *seed;
             let mut blocks = [[0u8; 16]; 2];
             aes::ctr_keystream(
-                backend,
+                backend.for_few_blocks(),
                 &key,
                 u128::from(cycles) << 64 | u128::from(monotonic),
                 &mut blocks,
@@ -329,7 +329,7 @@ impl Generator {
     pub(crate) fn generate_short(&mut self, out: &mut [u8; SHORT_BYTES]) {
         if let Engine::Aes(backend) = engine() {
             let (blocks, _) = out.as_chunks_mut::<16>();
-            aes::ctr_keystream(backend, &self.aes_key, 0, blocks);
+            aes::ctr_keystream(backend.for_few_blocks(), &self.aes_key, 0, blocks);
             let (_, next) = out.split_last_chunk_mut::<32>().expect("longer than a key");
             self.aes_key.copy_from_slice(next);
             next.zeroize();
