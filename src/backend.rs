@@ -311,6 +311,21 @@ impl AesBackend {
     pub(crate) fn has_hardware(self) -> bool {
         !matches!(self, Self::Soft)
     }
+
+    /// The backend for a few blocks under a fresh key (the thread-local
+    /// generator's first-use mix and short first batch): AES-NI where this
+    /// CPU has it and `self` is AES hardware, since the VAES kernels pad any
+    /// request to a batch of 32 (or 16) blocks and broadcast every round key
+    /// to wide registers, which costs more than the few blocks need; `self`
+    /// otherwise. Every backend computes the same function.
+    #[cfg(feature = "thread_rng")]
+    pub(crate) fn for_few_blocks(self) -> Self {
+        #[cfg(ratchet_rng_x86_aesni)]
+        if self.has_hardware() && x86_aesni_probe::get() {
+            return Self::X86Aesni(Detected(()));
+        }
+        self
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -320,7 +320,9 @@ mod inspected {
         let _serial = serial();
         let mut page = FakeVmClock::new("torn");
         page.watch();
-        let _ = ratchet_rng::u64();
+        // Seeded with a full buffer (a thread's first use buffers only a
+        // short batch).
+        fresh_buffer();
         // Where forks are caught by the process id alone (qemu-user: no
         // wipe-on-fork) the fast path is never open; elsewhere a trusted page
         // leaves it open, and a settled page must open it again.

@@ -116,7 +116,7 @@ fn lite_mix(seed: &mut [u8; 32]) {
             let key = *seed;
             let mut blocks = [[0u8; 16]; 2];
             aes::ctr_keystream(
-                backend,
+                backend.for_few_blocks(),
                 &key,
                 u128::from(cycles) << 64 | u128::from(monotonic),
                 &mut blocks,
@@ -196,6 +196,13 @@ pub(crate) enum Mix {
     /// seeding after a new generation or a fork, wherever it was seen.
     Full,
 }
+
+/// AES blocks in a [`Generator::generate_short`] batch: two for the next key,
+/// fourteen (224 bytes) of output, more than most first requests need.
+pub(crate) const SHORT_BLOCKS: usize = 16;
+
+/// Bytes in a [`Generator::generate_short`] batch (key included).
+pub(crate) const SHORT_BYTES: usize = SHORT_BLOCKS * 16;
 
 /// The keys; only the engine's is used. Zeroed: unseeded.
 pub(crate) struct Generator {
@@ -301,6 +308,35 @@ impl Generator {
         stack_used();
     }
 
+    /// The output of a [`generate_short`](Self::generate_short) batch with
+    /// this engine, if it has one (the AES engine; a ChaCha key period is
+    /// already short).
+    pub(crate) fn short_output_bytes() -> Option<usize> {
+        match engine() {
+            Engine::Aes(_) => Some(SHORT_BYTES - 32),
+            Engine::ChaCha(_) => None,
+        }
+    }
+
+    /// A short refill for the first request after a seeding (a thread's first
+    /// use then pays for [`SHORT_BLOCKS`] AES blocks, not a 256-block pool):
+    /// the AES-256-CTR keystream under the current key from counter 0 is
+    /// written to `out`; its last 32 bytes become the next key and are zeroed
+    /// there, before the caller serves anything, so the old key is gone and
+    /// the output is `out[..short_output_bytes()]`. The AES engine only (see
+    /// [`short_output_bytes`](Self::short_output_bytes)); a ChaCha engine
+    /// leaves `out` untouched.
+    pub(crate) fn generate_short(&mut self, out: &mut [u8; SHORT_BYTES]) {
+        if let Engine::Aes(backend) = engine() {
+            let (blocks, _) = out.as_chunks_mut::<16>();
+            aes::ctr_keystream(backend.for_few_blocks(), &self.aes_key, 0, blocks);
+            let (_, next) = out.split_last_chunk_mut::<32>().expect("longer than a key");
+            self.aes_key.copy_from_slice(next);
+            next.zeroize();
+            stack_used();
+        }
+    }
+
     /// A copy with the same keys (tests only: generators are not `Clone`).
     #[cfg(test)]
     pub(crate) fn twin(&self) -> Self {
@@ -323,6 +359,33 @@ impl Generator {
 mod tests {
     use super::*;
     use crate::xof::TurboShake256;
+
+    /// The short batch is the portable AES-256-CTR keystream from counter 0
+    /// under the current key: its last two blocks are the next key (zeroed in
+    /// the output), the rest is output; a second batch uses the new key.
+    #[test]
+    fn short_batch_is_the_keystream_with_its_key_erased() {
+        if Generator::short_output_bytes().is_none() {
+            return;
+        }
+        let mut generator = Generator::new();
+        generator.aes_key = core::array::from_fn(|i| (i * 37 + 5) as u8);
+        let mut key = generator.aes_key;
+        for round in 0..2 {
+            let mut expected = [[0u8; 16]; SHORT_BLOCKS];
+            aes::soft::ctr_keystream(&aes::soft::expand_key(&key), 0, &mut expected);
+            let expected = expected.as_flattened();
+            let mut out = [0xEEu8; SHORT_BYTES];
+            generator.generate_short(&mut out);
+            let output = SHORT_BYTES - 32;
+            assert_eq!(Generator::short_output_bytes(), Some(output));
+            assert_eq!(out[..output], expected[..output], "round {round}");
+            assert_eq!(out[output..], [0u8; 32], "the next key left in the output");
+            assert_eq!(generator.aes_key[..], expected[output..], "round {round}");
+            assert_ne!(generator.aes_key, key, "the old key kept");
+            key = generator.aes_key;
+        }
+    }
 
     /// `mix_hash` is TurboSHAKE256 (the crate's portable one) at the lengths
     /// the mix uses and across the rate boundary.

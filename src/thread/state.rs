@@ -7,7 +7,7 @@
 use zeroize::Zeroize;
 
 use super::fork;
-use super::generator::{Generator, Mix};
+use super::generator::{Generator, Mix, SHORT_BYTES};
 use crate::aes::POOL_OUTPUT_BYTES;
 use crate::chacha::KEY_PERIOD_OUTPUT_BYTES;
 use crate::error::OsError;
@@ -41,7 +41,11 @@ const REFILLS_PER_BUFFER: usize = 2;
 /// key expansion with the first pool's blocks.
 pub(crate) const BUFFER_BYTES: usize = REFILLS_PER_BUFFER * POOL_OUTPUT_BYTES;
 
-const _: () = assert!(BUFFER_BYTES >= KEY_PERIOD_OUTPUT_BYTES && RESEED_BYTES >= BUFFER_BYTES);
+const _: () = assert!(
+    BUFFER_BYTES >= KEY_PERIOD_OUTPUT_BYTES
+        && RESEED_BYTES >= BUFFER_BYTES
+        && BUFFER_BYTES >= SHORT_BYTES
+);
 
 /// `seeded`'s value while the generator holds a seed (any nonzero pattern: a
 /// wiped page reads 0).
@@ -123,12 +127,22 @@ impl State {
         // An unseeded state (first use, a wiped page) seeds anyway; the
         // generation its zeroed header records means nothing.
         let stale = stale && !unseeded;
-        let pid = if check_pid || force || unseeded {
+        // The process id is read (a system call) only where it is compared:
+        // every call when `check_pid`, and a forced reseed. Where no check
+        // compares it (a wipe catches every fork), a thread's first use leaves
+        // it unrecorded (0, which no process has) and the first forced reseed
+        // records it; until then that reseed's comparison is skipped, unless
+        // the pid check was turned on meanwhile (a more conservative verdict),
+        // where an unrecorded id counts as moved.
+        let pid = if check_pid || force {
             fork::process_id()
+        } else if unseeded {
+            0
         } else {
             self.pid
         };
-        let forked = unseeded || self.epoch != fork::epoch() || self.pid != pid;
+        let pid_moved = self.pid != pid && (check_pid || self.pid != 0);
+        let forked = unseeded || self.epoch != fork::epoch() || pid_moved;
         // A fork seen by the epoch or the process id (not a wipe) is mixed too.
         let mix = if forked && !unseeded { Mix::Full } else { mix };
         if (forked || stale) && !unseeded {
@@ -152,7 +166,9 @@ impl State {
             self.pid = pid;
             self.budget = RESEED_BYTES;
         }
-        self.fill(left, dst);
+        // Only a thread's first use takes the short first batch: every other
+        // seeding refills as before.
+        self.fill(left, dst, first_use && unseeded);
         Ok(())
     }
 
@@ -199,7 +215,7 @@ impl State {
     /// Serves `dst`: the buffered bytes first, then whole refills generated
     /// straight into `dst` (in pieces of at most [`RESEED_BYTES`]), then the tail
     /// from a refilled buffer.
-    fn fill(&mut self, left: &mut usize, dst: &mut [u8]) {
+    fn fill(&mut self, left: &mut usize, dst: &mut [u8], first_use: bool) {
         // 1. What is buffered.
         let n = dst.len().min(*left);
         let (now, rest) = dst.split_at_mut(n);
@@ -215,11 +231,32 @@ impl State {
         for piece in direct.chunks_mut(RESEED_BYTES / refill * refill) {
             Self::generate(&mut self.budget, &mut self.generator, piece);
         }
-        // 3. The tail (shorter than a refill) from a refilled buffer: one
-        // refill right after a seeding (a thread's first use is then cheaper),
-        // else as many as the buffer holds.
-        if !tail.is_empty() {
-            let fresh = if self.budget == RESEED_BYTES {
+        // 3. The tail (shorter than a refill) from a refilled buffer: at a
+        // thread's first use, a short batch if the tail fits in one (first
+        // use is then cheaper: `rand::rng()` generates 256 bytes); right after
+        // any other seeding, one refill; otherwise as many refills as the
+        // buffer holds.
+        let fresh = self.budget == RESEED_BYTES;
+        if let Some(short) = Generator::short_output_bytes()
+            && fresh
+            && first_use
+            && !tail.is_empty()
+            && tail.len() <= short
+        {
+            let (batch, _) = self
+                .buf
+                .0
+                .split_first_chunk_mut::<SHORT_BYTES>()
+                .expect("the buffer holds a short batch");
+            self.budget -= SHORT_BYTES;
+            // The next key is taken from the batch's end and zeroed there
+            // before anything is served: the unread bytes are `buf[..short]`.
+            self.generator.generate_short(batch);
+            let rest = short - tail.len();
+            move_out(tail, &mut batch[rest..short]);
+            *left = rest;
+        } else if !tail.is_empty() {
+            let fresh = if fresh {
                 refill
             } else {
                 BUFFER_BYTES / refill * refill
@@ -245,6 +282,91 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread's first use buffers only a short batch (AES engine), whose
+    /// unread bytes are `buf[..left]` with every other byte zero; any other
+    /// seeding refills a whole pool, and the next refill after the short batch
+    /// fills the buffer.
+    #[test]
+    fn first_use_buffers_a_short_batch() {
+        let refill = Generator::refill_bytes();
+        let short = Generator::short_output_bytes();
+        let mut state = std::boxed::Box::new(State::new());
+        let mut left = 0;
+        let mut out = [0u8; 8];
+        state
+            .serve(&mut left, &mut out, false, false, false, true)
+            .unwrap();
+        assert_ne!(out, [0; 8]);
+        assert_eq!(left, short.unwrap_or(refill) - 8);
+        assert!(
+            state.buf.0[left..].iter().all(|&b| b == 0),
+            "served bytes kept"
+        );
+        assert_eq!(
+            state.budget,
+            RESEED_BYTES - short.map_or(refill, |_| SHORT_BYTES)
+        );
+        // Drained, the next refill fills the buffer.
+        let mut rest = std::vec![0u8; left + 8];
+        state
+            .serve(&mut left, &mut rest, false, false, false, false)
+            .unwrap();
+        assert_eq!(left, BUFFER_BYTES / refill * refill - 8);
+        // A forced reseed refills a whole pool, as a first use on a seeded
+        // state (a page reused without a wipe cannot happen, but still).
+        state
+            .serve(&mut left, &mut out, true, false, false, false)
+            .unwrap();
+        assert_eq!(left, refill - 8);
+    }
+
+    /// A first use with no pid check leaves the process id unrecorded (no
+    /// system call); a forced reseed records it; a call that checks the pid
+    /// (the verdict turned more conservative) treats an unrecorded id as a
+    /// fork: it reseeds and serves nothing buffered before.
+    #[test]
+    fn unrecorded_process_id_is_recorded_or_counts_as_a_fork() {
+        let refill = Generator::refill_bytes();
+        let mut out = [0u8; 8];
+        // Forced: recorded, no fork seen (the buffer is refilled by the
+        // reseed either way; the pid is what is checked).
+        let mut state = std::boxed::Box::new(State::new());
+        let mut left = 0;
+        state
+            .serve(&mut left, &mut out, false, false, false, true)
+            .unwrap();
+        assert_eq!(state.pid, 0, "a first use read the process id");
+        state
+            .serve(&mut left, &mut out, true, false, false, false)
+            .unwrap();
+        assert_eq!(state.pid, fork::process_id());
+        // Checked: a fork, so a reseed and a fresh refill (not the short
+        // batch's remaining bytes).
+        let mut state = std::boxed::Box::new(State::new());
+        let mut left = 0;
+        state
+            .serve(&mut left, &mut out, false, false, false, true)
+            .unwrap();
+        let mut twin = state.generator.twin();
+        state
+            .serve(&mut left, &mut out, false, true, false, false)
+            .unwrap();
+        assert_eq!(state.pid, fork::process_id());
+        assert_eq!(
+            left,
+            refill - 8,
+            "an unrecorded pid was not counted as a fork"
+        );
+        assert_eq!(state.budget, RESEED_BYTES - refill);
+        // The new key is not the old one's continuation.
+        let mut theirs = std::vec![0u8; refill];
+        twin.generate(&mut theirs);
+        assert!(
+            !theirs.windows(8).any(|w| w == out),
+            "served from the old key"
+        );
+    }
 
     /// The budget reseeds: a generator with the same key that is never reseeded
     /// predicts the output within the budget, and not past it.
