@@ -484,18 +484,14 @@ mod inspected {
         .unwrap();
         let _ = ratchet_rng::u64(); // this thread's page exists before the fork
         __inspect::probe_vmclock_at(&page.path, true).unwrap();
-        // SAFETY: the child makes only system calls and draws (its page
-        // exists: no allocation), then `_exit`s.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
+        let code = in_child(|| {
             // SAFETY: plain system calls; as root, become `nobody`.
             let dropped = unsafe {
                 libc::geteuid() != 0 || (libc::setgid(65534) == 0 && libc::setuid(65534) == 0)
             };
             let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
             let status = ratchet_rng::backends().vm_generation();
-            let code = if !dropped {
+            if !dropped {
                 3
             } else if a == b {
                 4
@@ -505,17 +501,10 @@ mod inspected {
                 6
             } else {
                 0
-            };
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        let mut status = 0;
-        // SAFETY: our child; `status` is a valid out-pointer.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+            }
+        });
         assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
+            code, 0,
             "permission denied: 3 = could not drop root, 4 = equal values, 5 = watched, 6 = wrong status"
         );
         probe_nothing();
@@ -579,30 +568,19 @@ mod inspected {
         let _ = ratchet_rng::u64(); // this thread's page exists before the fork
         __inspect::probe_vmclock_at(&page.path, true).unwrap();
         __inspect::vmclock_probe_in_progress();
-        // SAFETY: the child only draws (its page exists: no allocation) and
-        // `_exit`s.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
+        let code = in_child(|| {
             let _ = ratchet_rng::u64();
             let _ = ratchet_rng::u64();
-            let code = if !__inspect::vmclock_watched() {
+            if !__inspect::vmclock_watched() {
                 5
             } else if ratchet_rng::backends().vm_generation() != "vmclock" {
                 6
             } else {
                 0
-            };
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        let mut status = 0;
-        // SAFETY: our child; `status` is a valid out-pointer.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+            }
+        });
         assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
+            code, 0,
             "forked during a probe: 5 = the child is not watched, 6 = wrong status"
         );
         // The parent's own probe is still marked in progress: start over.
