@@ -22,6 +22,10 @@
 mod pipes;
 
 #[cfg(ratchet_rng_inspect)]
+#[path = "common/this_binary.rs"]
+mod this_binary;
+
+#[cfg(ratchet_rng_inspect)]
 mod inspected {
     use std::collections::HashSet;
     use std::fs::File;
@@ -33,6 +37,7 @@ mod inspected {
     use ratchet_rng::__inspect::{self, Point};
 
     use super::pipes::{pipe, read_exact, write_all};
+    use super::this_binary::this_binary;
 
     /// One test at a time: the generation and the watched page are per process.
     static SERIAL: Mutex<()> = Mutex::new(());
@@ -905,30 +910,6 @@ mod inspected {
 
     /// Set in the fresh process that runs the bump-anywhere cases.
     const FRESH: &str = "RATCHET_RNG_VM_GENERATION_FRESH";
-
-    /// A command that runs this test binary again: under qemu-user through
-    /// the cargo runner that runs this one, else directly.
-    fn this_binary() -> std::process::Command {
-        let exe = std::env::current_exe().unwrap();
-        let under_qemu =
-            std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
-        let runner = std::env::vars()
-            .find(|(k, v)| {
-                k.starts_with("CARGO_TARGET_")
-                    && k.ends_with("_RUNNER")
-                    && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
-            })
-            .map(|(_, v)| v);
-        match runner {
-            Some(runner) if under_qemu => {
-                let mut words = runner.split_whitespace();
-                let mut command = std::process::Command::new(words.next().unwrap());
-                command.args(words).arg(exe);
-                command
-            }
-            _ => std::process::Command::new(exe),
-        }
-    }
 
     static BUMP_POINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     static BUMPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
