@@ -894,19 +894,13 @@ mod inspected {
         ForkChild,
     }
 
-    /// The slow path's points, in order; `PageMapped` and `PagePublished` are
+    /// The slow path's points, in order: the run of `Point::ALL` from
+    /// `SlowSlotRead` to `SlowAfterLive`; `PageMapped` and `PagePublished` are
     /// passed at a first use only.
-    const SLOW_POINTS: [Point; 9] = [
-        Point::SlowSlotRead,
-        Point::SlowMarked,
-        Point::SlowPageRead,
-        Point::PageMapped,
-        Point::PagePublished,
-        Point::SlowGenerationRead,
-        Point::SlowServed,
-        Point::SlowBeforeLive,
-        Point::SlowAfterLive,
-    ];
+    fn slow_points() -> &'static [Point] {
+        let at = |point| Point::ALL.iter().position(|p| *p == point).unwrap();
+        &Point::ALL[at(Point::SlowSlotRead)..=at(Point::SlowAfterLive)]
+    }
 
     /// Set in the fresh process that runs the bump-anywhere cases.
     const FRESH: &str = "RATCHET_RNG_VM_GENERATION_FRESH";
@@ -1071,7 +1065,7 @@ mod inspected {
         );
         assert_eq!(mixes, [0; 3], "control: no seeding while drawing");
         let mut cases = vec![Case::FirstUse, Case::FirstUseAfterBump, Case::ForkChild];
-        for point in SLOW_POINTS {
+        for &point in slow_points() {
             if !matches!(point, Point::PageMapped | Point::PagePublished) {
                 cases.push(Case::Bump(point));
             }
