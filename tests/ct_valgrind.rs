@@ -251,52 +251,55 @@ fn chacha(report: &mut Report) {
     // The 32-bit scalar kernel (the portable one on Cortex-M, rv32, wasm32
     // without simd128), reachable on x86_64 through hazmat.
     report.check("chacha scalar32: key periods 8/12/20".to_string(), || {
-        fn run<const R: usize>(key0: [u32; 8]) {
-            let mut expected_key = key0;
-            let mut expected = [[0u8; 992]; 2];
-            ChaCha::soft().key_periods::<R>(&mut expected_key, &mut expected);
-            let mut key = key0;
-            let mut out = [[0u8; 992]; 2];
-            secret(&mut key);
-            for period in &mut out {
-                hazmat::chacha_key_period_scalar32::<R>(&mut key, period);
-            }
-            reveal(&mut key);
-            reveal(&mut out);
-            assert_eq!((key, out), (expected_key, expected), "scalar32 {R}");
-        }
-        run::<8>(key0);
-        run::<12>(key0);
-        run::<20>(key0);
+        key_periods_match_soft(KeyPeriods::Scalar32, key0)
     });
     for chacha in ChaCha::available() {
         report.backends.insert(chacha.name().to_string());
         report.check(
             format!("chacha {}: key periods 8/12/20", chacha.name()),
-            || {
-                fn run<const R: usize>(chacha: ChaCha, key0: [u32; 8]) {
-                    let mut expected_key = key0;
-                    let mut expected = [[0u8; 992]; 2];
-                    ChaCha::soft().key_periods::<R>(&mut expected_key, &mut expected);
-                    let mut key = key0;
-                    let mut out = [[0u8; 992]; 2];
-                    secret(&mut key);
-                    chacha.key_periods::<R>(&mut key, &mut out);
-                    reveal(&mut key);
-                    reveal(&mut out);
-                    assert_eq!(
-                        (key, out),
-                        (expected_key, expected),
-                        "{} {R}",
-                        chacha.name()
-                    );
-                }
-                run::<8>(chacha, key0);
-                run::<12>(chacha, key0);
-                run::<20>(chacha, key0);
-            },
+            || key_periods_match_soft(KeyPeriods::Backend(chacha), key0),
         );
     }
+}
+
+/// A ChaCha kernel that makes key periods (output, then the key erased).
+#[derive(Clone, Copy)]
+enum KeyPeriods {
+    /// `hazmat::chacha_key_period_scalar32`, one period a call.
+    Scalar32,
+    /// A backend's `key_periods`.
+    Backend(ChaCha),
+}
+
+/// Two key periods of 8, 12 and 20 rounds by `kernel` from a secret `key0`:
+/// the key and the output must be the portable backend's.
+fn key_periods_match_soft(kernel: KeyPeriods, key0: [u32; 8]) {
+    fn run<const R: usize>(kernel: KeyPeriods, key0: [u32; 8]) {
+        let mut expected_key = key0;
+        let mut expected = [[0u8; 992]; 2];
+        ChaCha::soft().key_periods::<R>(&mut expected_key, &mut expected);
+        let mut key = key0;
+        let mut out = [[0u8; 992]; 2];
+        secret(&mut key);
+        let name = match kernel {
+            KeyPeriods::Scalar32 => {
+                for period in &mut out {
+                    hazmat::chacha_key_period_scalar32::<R>(&mut key, period);
+                }
+                "scalar32"
+            }
+            KeyPeriods::Backend(chacha) => {
+                chacha.key_periods::<R>(&mut key, &mut out);
+                chacha.name()
+            }
+        };
+        reveal(&mut key);
+        reveal(&mut out);
+        assert_eq!((key, out), (expected_key, expected), "{name} {R}");
+    }
+    run::<8>(kernel, key0);
+    run::<12>(kernel, key0);
+    run::<20>(kernel, key0);
 }
 
 fn aes(report: &mut Report) {

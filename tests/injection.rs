@@ -38,12 +38,15 @@
 //! generation would go on serving it, which no repeat count sees).
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[cfg(ratchet_rng_inspect)]
 #[path = "common/raw_fork.rs"]
 mod raw_fork;
+
+#[path = "common/this_binary.rs"]
+mod this_binary;
+use this_binary::this_binary;
 
 const SCENARIO: &str = "RATCHET_RNG_INJECTION_SCENARIO";
 
@@ -104,31 +107,6 @@ impl Outcome {
             .iter()
             .find(|(k, _)| k == key)
             .map_or("", |(_, v)| v.as_str())
-    }
-}
-
-/// A command that runs this test binary again: under qemu-user through the
-/// cargo runner that runs this one (the emulator execs host programs, and the
-/// guest binary needs it), else directly.
-fn this_binary() -> Command {
-    let exe = std::env::current_exe().unwrap();
-    let under_qemu =
-        std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
-    let runner = std::env::vars()
-        .find(|(k, v)| {
-            k.starts_with("CARGO_TARGET_")
-                && k.ends_with("_RUNNER")
-                && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
-        })
-        .map(|(_, v)| v);
-    match runner {
-        Some(runner) if under_qemu => {
-            let mut words = runner.split_whitespace();
-            let mut command = Command::new(words.next().unwrap());
-            command.args(words).arg(exe);
-            command
-        }
-        _ => Command::new(exe),
     }
 }
 

@@ -22,6 +22,10 @@
 mod pipes;
 
 #[cfg(ratchet_rng_inspect)]
+#[path = "common/this_binary.rs"]
+mod this_binary;
+
+#[cfg(ratchet_rng_inspect)]
 mod inspected {
     use std::collections::HashSet;
     use std::fs::File;
@@ -33,6 +37,7 @@ mod inspected {
     use ratchet_rng::__inspect::{self, Point};
 
     use super::pipes::{pipe, read_exact, write_all};
+    use super::this_binary::this_binary;
 
     /// One test at a time: the generation and the watched page are per process.
     static SERIAL: Mutex<()> = Mutex::new(());
@@ -484,18 +489,14 @@ mod inspected {
         .unwrap();
         let _ = ratchet_rng::u64(); // this thread's page exists before the fork
         __inspect::probe_vmclock_at(&page.path, true).unwrap();
-        // SAFETY: the child makes only system calls and draws (its page
-        // exists: no allocation), then `_exit`s.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
+        let code = in_child(|| {
             // SAFETY: plain system calls; as root, become `nobody`.
             let dropped = unsafe {
                 libc::geteuid() != 0 || (libc::setgid(65534) == 0 && libc::setuid(65534) == 0)
             };
             let (a, b) = (ratchet_rng::u64(), ratchet_rng::u64());
             let status = ratchet_rng::backends().vm_generation();
-            let code = if !dropped {
+            if !dropped {
                 3
             } else if a == b {
                 4
@@ -505,17 +506,10 @@ mod inspected {
                 6
             } else {
                 0
-            };
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        let mut status = 0;
-        // SAFETY: our child; `status` is a valid out-pointer.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+            }
+        });
         assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
+            code, 0,
             "permission denied: 3 = could not drop root, 4 = equal values, 5 = watched, 6 = wrong status"
         );
         probe_nothing();
@@ -579,30 +573,19 @@ mod inspected {
         let _ = ratchet_rng::u64(); // this thread's page exists before the fork
         __inspect::probe_vmclock_at(&page.path, true).unwrap();
         __inspect::vmclock_probe_in_progress();
-        // SAFETY: the child only draws (its page exists: no allocation) and
-        // `_exit`s.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
+        let code = in_child(|| {
             let _ = ratchet_rng::u64();
             let _ = ratchet_rng::u64();
-            let code = if !__inspect::vmclock_watched() {
+            if !__inspect::vmclock_watched() {
                 5
             } else if ratchet_rng::backends().vm_generation() != "vmclock" {
                 6
             } else {
                 0
-            };
-            // SAFETY: ends the child at once.
-            unsafe { libc::_exit(code) };
-        }
-        let mut status = 0;
-        // SAFETY: our child; `status` is a valid out-pointer.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "the child crashed: {status:#x}");
+            }
+        });
         assert_eq!(
-            libc::WEXITSTATUS(status),
-            0,
+            code, 0,
             "forked during a probe: 5 = the child is not watched, 6 = wrong status"
         );
         // The parent's own probe is still marked in progress: start over.
@@ -911,46 +894,16 @@ mod inspected {
         ForkChild,
     }
 
-    /// The slow path's points, in order; `PageMapped` and `PagePublished` are
+    /// The slow path's points, in order: the run of `Point::ALL` from
+    /// `SlowSlotRead` to `SlowAfterLive`; `PageMapped` and `PagePublished` are
     /// passed at a first use only.
-    const SLOW_POINTS: [Point; 9] = [
-        Point::SlowSlotRead,
-        Point::SlowMarked,
-        Point::SlowPageRead,
-        Point::PageMapped,
-        Point::PagePublished,
-        Point::SlowGenerationRead,
-        Point::SlowServed,
-        Point::SlowBeforeLive,
-        Point::SlowAfterLive,
-    ];
+    fn slow_points() -> &'static [Point] {
+        let at = |point| Point::ALL.iter().position(|p| *p == point).unwrap();
+        &Point::ALL[at(Point::SlowSlotRead)..=at(Point::SlowAfterLive)]
+    }
 
     /// Set in the fresh process that runs the bump-anywhere cases.
     const FRESH: &str = "RATCHET_RNG_VM_GENERATION_FRESH";
-
-    /// A command that runs this test binary again: under qemu-user through
-    /// the cargo runner that runs this one, else directly.
-    fn this_binary() -> std::process::Command {
-        let exe = std::env::current_exe().unwrap();
-        let under_qemu =
-            std::fs::read_to_string("/proc/self/comm").is_ok_and(|name| name.starts_with("qemu-"));
-        let runner = std::env::vars()
-            .find(|(k, v)| {
-                k.starts_with("CARGO_TARGET_")
-                    && k.ends_with("_RUNNER")
-                    && v.contains(&format!("qemu-{}", std::env::consts::ARCH))
-            })
-            .map(|(_, v)| v);
-        match runner {
-            Some(runner) if under_qemu => {
-                let mut words = runner.split_whitespace();
-                let mut command = std::process::Command::new(words.next().unwrap());
-                command.args(words).arg(exe);
-                command
-            }
-            _ => std::process::Command::new(exe),
-        }
-    }
 
     static BUMP_POINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     static BUMPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -1112,7 +1065,7 @@ mod inspected {
         );
         assert_eq!(mixes, [0; 3], "control: no seeding while drawing");
         let mut cases = vec![Case::FirstUse, Case::FirstUseAfterBump, Case::ForkChild];
-        for point in SLOW_POINTS {
+        for &point in slow_points() {
             if !matches!(point, Point::PageMapped | Point::PagePublished) {
                 cases.push(Case::Bump(point));
             }
