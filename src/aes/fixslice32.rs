@@ -461,28 +461,23 @@ fn mix_columns<const LAG: u32>(state: &mut State) {
     let two_below = |x: u32| rotate_rows_and_columns(x, 2, 2 * LAG);
     // Plane by plane, in order, so that few values are live at once (13
     // registers on ARMv7-M): plane `i` needs only planes `i - 1` and 7 of `t`.
+    // `mix(xtime_plane, s)`: from a plane `s` of the state and the same plane
+    // of `xtime(t)`, that plane of the output and of `t`.
+    let mix = |xtime_plane: u32, s: u32| {
+        let b = below(s);
+        let t = s ^ b;
+        (xtime_plane ^ b ^ two_below(t), t)
+    };
     let [s0, s1, s2, s3, s4, s5, s6, s7] = *state;
-    let (b7, b0) = (below(s7), below(s0));
-    let (t7, t0) = (s7 ^ b7, s0 ^ b0);
-    let out0 = t7 ^ b0 ^ two_below(t0);
-    let b1 = below(s1);
-    let t1 = s1 ^ b1;
-    let out1 = t0 ^ t7 ^ b1 ^ two_below(t1);
-    let b2 = below(s2);
-    let t2 = s2 ^ b2;
-    let out2 = t1 ^ b2 ^ two_below(t2);
-    let b3 = below(s3);
-    let t3 = s3 ^ b3;
-    let out3 = t2 ^ t7 ^ b3 ^ two_below(t3);
-    let b4 = below(s4);
-    let t4 = s4 ^ b4;
-    let out4 = t3 ^ t7 ^ b4 ^ two_below(t4);
-    let b5 = below(s5);
-    let t5 = s5 ^ b5;
-    let out5 = t4 ^ b5 ^ two_below(t5);
-    let b6 = below(s6);
-    let t6 = s6 ^ b6;
-    let out6 = t5 ^ b6 ^ two_below(t6);
+    let b7 = below(s7);
+    let t7 = s7 ^ b7;
+    let (out0, t0) = mix(t7, s0);
+    let (out1, t1) = mix(t0 ^ t7, s1);
+    let (out2, t2) = mix(t1, s2);
+    let (out3, t3) = mix(t2 ^ t7, s3);
+    let (out4, t4) = mix(t3 ^ t7, s4);
+    let (out5, t5) = mix(t4, s5);
+    let (out6, t6) = mix(t5, s6);
     let out7 = t6 ^ b7 ^ two_below(t7);
     *state = [out0, out1, out2, out3, out4, out5, out6, out7];
 }
