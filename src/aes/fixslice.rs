@@ -31,13 +31,15 @@
 /// `rotate_rows_and_columns`, `shift_rows`, `mix_columns` and
 /// `exchange_index_bits`. A row of a plane takes `$row_bits` bits;
 /// `$row_starts` has a 1 at the start of every row; `$position_bit_clear[k]`
-/// has the positions whose bit `k` is 0. Needs `sbox_circuit` in scope.
+/// has the positions whose bit `k` is 0; `$rounds_inline` is the `inline`
+/// attribute of `rounds_after_first_sub_bytes`. Needs `sbox_circuit` in scope.
 macro_rules! fixsliced_cipher {
     (
         plane: $plane:ty,
         row_bits: $row_bits:literal,
         row_starts: $row_starts:literal,
-        position_bit_clear: $position_bit_clear:expr $(,)?
+        position_bit_clear: $position_bit_clear:expr,
+        rounds_inline: $rounds_inline:meta $(,)?
     ) => {
         // ---------------------------------------------------------------------------
         // The cipher (FIPS 197 §5.1)
@@ -52,7 +54,7 @@ macro_rules! fixsliced_cipher {
 
         /// The Cipher from the first round's MixColumns on (`fixslice32`'s pool
         /// computes the first AddRoundKey and SubBytes once per key).
-        #[inline(never)]
+        #[$rounds_inline]
         fn rounds_after_first_sub_bytes(round_keys: &[[$plane; 8]; 15], state: &mut [$plane; 8]) {
             mix_columns::<1>(state);
             add_round_key(state, &round_keys[1]);

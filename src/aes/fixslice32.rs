@@ -345,6 +345,8 @@ fixsliced_cipher! {
     row_bits: 8,
     row_starts: 0x0101_0101,
     position_bit_clear: POSITION_BIT_CLEAR,
+    // Called from `cipher` and twice in `fill_pools`: one copy.
+    rounds_inline: inline(never),
 }
 
 // ---------------------------------------------------------------------------

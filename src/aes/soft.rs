@@ -275,6 +275,9 @@ fixsliced_cipher! {
     row_bits: 16,
     row_starts: 0x0001_0001_0001_0001,
     position_bit_clear: POSITION_BIT_CLEAR,
+    // One call, from `cipher`: inlined (out of line, 2% more instructions on
+    // x86_64).
+    rounds_inline: inline,
 }
 
 /// Encrypts one batch of four blocks in place.
