@@ -169,6 +169,8 @@ macro_rules! pool_kernel {
     };
 }
 
+/// The rounds of both portable kernels, over planes of either width.
+mod fixslice;
 pub(crate) mod soft;
 
 mod fixslice32;

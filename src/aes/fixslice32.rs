@@ -25,7 +25,10 @@
 //!
 //! The rounds are fixsliced exactly as in `soft.rs` (ShiftRows never applied,
 //! the state after round `r` has lag `r mod 4`, round key `r` stored with the
-//! same lag, one `shift_rows(2)` after the last round).
+//! same lag, one `shift_rows(2)` after the last round): both kernels run the
+//! same code, [`fixslice`](super::fixslice), on planes of their width. This
+//! module holds the packing of two blocks, the key expansion straight into
+//! round keys, and the pool's cached first round.
 //!
 //! # The pool
 //!
@@ -43,6 +46,7 @@ use core::fmt;
 
 use zeroize::Zeroize;
 
+use super::fixslice::fixsliced_cipher;
 use super::soft::{POOL_OUTPUT_BYTES, sbox_circuit};
 
 /// Bytes in one AES block.
@@ -118,13 +122,13 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
         first.compute(&rk);
         // Blocks 0 and 1, one batch, are the next key.
         state = first.of_batch(0);
-        rounds_after_first_sub_bytes(&rk, &mut state);
+        rounds_after_first_sub_bytes(&rk.planes, &mut state);
         store(&state, key);
         // Blocks 2..256 straight into the output.
         let (batches, _) = pool.as_chunks_mut::<BATCH_BYTES>();
         for (j, batch) in batches.iter_mut().enumerate() {
             state = first.of_batch(BATCH_BLOCKS * (j + 1));
-            rounds_after_first_sub_bytes(&rk, &mut state);
+            rounds_after_first_sub_bytes(&rk.planes, &mut state);
             store(&state, batch);
         }
     }
@@ -235,7 +239,7 @@ pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK
             next = next.wrapping_add(1);
         }
         let mut state = bitslice(&batch);
-        cipher(&rk, &mut state);
+        cipher(&rk.planes, &mut state);
         store(&state, &mut batch);
         state.zeroize();
         let len = blocks.len() * BLOCK_BYTES;
@@ -336,155 +340,13 @@ fn round_key_planes(words: &[u32], round: usize) -> State {
     planes
 }
 
-// ---------------------------------------------------------------------------
-// The cipher (FIPS 197 §5.1)
-// ---------------------------------------------------------------------------
-
-/// FIPS 197 Cipher on a bitsliced state, fixsliced: see the module docs.
-fn cipher(rk: &RoundKeys, state: &mut State) {
-    add_round_key(state, &rk.planes[0]);
-    sub_bytes(state);
-    rounds_after_first_sub_bytes(rk, state);
-}
-
-/// The Cipher from the first round's MixColumns on (the pool computes the
-/// first AddRoundKey and SubBytes once per key: [`FirstSubBytes`]).
-#[inline(never)]
-fn rounds_after_first_sub_bytes(rk: &RoundKeys, state: &mut State) {
-    mix_columns::<1>(state);
-    add_round_key(state, &rk.planes[1]);
-    // Rounds 2..=13, the lag cycling 2, 3, 0, 1.
-    for r in [2, 6, 10] {
-        round::<2>(state, &rk.planes[r]);
-        round::<3>(state, &rk.planes[r + 1]);
-        round::<0>(state, &rk.planes[r + 2]);
-        round::<1>(state, &rk.planes[r + 3]);
-    }
-    // The final round has no MixColumns; its ShiftRows is the 14th one
-    // skipped, leaving a lag of 2, which `shift_rows(2)` removes.
-    sub_bytes(state);
-    add_round_key(state, &rk.planes[14]);
-    shift_rows(state, 2);
-}
-
-/// One full round whose state leaves with lag `LAG`: SubBytes, (ShiftRows,
-/// skipped), MixColumns, AddRoundKey.
-#[inline(always)]
-fn round<const LAG: u32>(state: &mut State, round_key: &State) {
-    sub_bytes(state);
-    mix_columns::<LAG>(state);
-    add_round_key(state, round_key);
-}
-
-/// AddRoundKey: XOR of the round key, plane by plane.
-#[inline(always)]
-fn add_round_key(state: &mut State, round_key: &State) {
-    *state = zip_planes(*state, *round_key, |s, k| s ^ k);
-}
-
-/// `f` on each plane, written out plane by plane: a loop over eight planes
-/// is left rolled at opt-level "s", with a counter and indexed loads.
-#[inline(always)]
-fn map_planes(state: State, f: impl Fn(u32) -> u32) -> State {
-    let [p0, p1, p2, p3, p4, p5, p6, p7] = state;
-    [f(p0), f(p1), f(p2), f(p3), f(p4), f(p5), f(p6), f(p7)]
-}
-
-/// `f` on each pair of planes of `a` and `b`, written out as [`map_planes`].
-#[inline(always)]
-fn zip_planes(a: State, b: State, f: impl Fn(u32, u32) -> u32) -> State {
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = a;
-    let [b0, b1, b2, b3, b4, b5, b6, b7] = b;
-    [
-        f(a0, b0),
-        f(a1, b1),
-        f(a2, b2),
-        f(a3, b3),
-        f(a4, b4),
-        f(a5, b5),
-        f(a6, b6),
-        f(a7, b7),
-    ]
-}
-
-/// SubBytes on all 32 bytes: `soft`'s circuit on `u32` planes. Out of line
-/// (at opt-level "s" it is one copy for the 14 rounds and the key schedule).
-#[inline]
-fn sub_bytes(state: &mut State) {
-    *state = sbox_circuit(*state);
-}
-
-/// Moves every byte of a plane `rows` rows up and `columns` columns left
-/// (both cyclically): the result has at row `i`, column `c` the byte that
-/// `x` has at row `i + rows`, column `c + columns`.
-///
-/// Pairs whose column does not wrap move by one rotation of the whole word;
-/// pairs whose column wraps past 3 move one row (8 bits) less. All amounts
-/// are compile-time constants after inlining.
-#[inline(always)]
-fn rotate_rows_and_columns(x: u32, rows: u32, columns: u32) -> u32 {
-    let columns = columns % 4;
-    let distance = (8 * rows + 2 * columns) % 32;
-    let moved = x.rotate_right(distance);
-    if columns == 0 {
-        return moved;
-    }
-    let wrapped = x.rotate_right((distance + 32 - 8) % 32);
-    // In every byte, the columns `c < 4 - columns`, which do not wrap.
-    let no_wrap = 0x0101_0101 * ((1u32 << (8 - 2 * columns)) - 1);
-    wrapped ^ ((moved ^ wrapped) & no_wrap)
-}
-
-/// ShiftRows applied `times` times (FIPS 197 §5.1.2): row `i` rotates left
-/// by `times * i` columns.
-#[inline(always)]
-fn shift_rows(state: &mut State, times: usize) {
-    let times = times as u32;
-    *state = map_planes(*state, |x| {
-        (x & 0xff)
-            | (rotate_rows_and_columns(x, 0, times) & 0xff00)
-            | (rotate_rows_and_columns(x, 0, 2 * times) & 0xff_0000)
-            | (rotate_rows_and_columns(x, 0, 3 * times) & 0xff00_0000)
-    });
-}
-
-/// MixColumns (FIPS 197 §5.1.3) on a state with lag `LAG`, as in `soft.rs`:
-/// with `a1` the byte one row below in the same specification column
-/// (`rotate_rows_and_columns(_, 1, LAG)`) and `t = a0 ^ a1`, each byte
-/// becomes `xtime(t) ^ a1 ^ (t two rows below)`.
-///
-/// Written out plane by plane: plane `i` of `xtime(t)` is plane `i - 1` of
-/// `t`, XOR plane 7 of `t` for `i` = 0, 1, 3, 4 (the bits of `0x1b`).
-#[inline(always)]
-fn mix_columns<const LAG: u32>(state: &mut State) {
-    let below = |x: u32| rotate_rows_and_columns(x, 1, LAG);
-    let two_below = |x: u32| rotate_rows_and_columns(x, 2, 2 * LAG);
-    // Plane by plane, in order, so that few values are live at once (13
-    // registers on ARMv7-M): plane `i` needs only planes `i - 1` and 7 of `t`.
-    let [s0, s1, s2, s3, s4, s5, s6, s7] = *state;
-    let (b7, b0) = (below(s7), below(s0));
-    let (t7, t0) = (s7 ^ b7, s0 ^ b0);
-    let out0 = t7 ^ b0 ^ two_below(t0);
-    let b1 = below(s1);
-    let t1 = s1 ^ b1;
-    let out1 = t0 ^ t7 ^ b1 ^ two_below(t1);
-    let b2 = below(s2);
-    let t2 = s2 ^ b2;
-    let out2 = t1 ^ b2 ^ two_below(t2);
-    let b3 = below(s3);
-    let t3 = s3 ^ b3;
-    let out3 = t2 ^ t7 ^ b3 ^ two_below(t3);
-    let b4 = below(s4);
-    let t4 = s4 ^ b4;
-    let out4 = t3 ^ t7 ^ b4 ^ two_below(t4);
-    let b5 = below(s5);
-    let t5 = s5 ^ b5;
-    let out5 = t4 ^ b5 ^ two_below(t5);
-    let b6 = below(s6);
-    let t6 = s6 ^ b6;
-    let out6 = t5 ^ b6 ^ two_below(t6);
-    let out7 = t6 ^ b7 ^ two_below(t7);
-    *state = [out0, out1, out2, out3, out4, out5, out6, out7];
+fixsliced_cipher! {
+    plane: u32,
+    row_bits: 8,
+    row_starts: 0x0101_0101,
+    position_bit_clear: POSITION_BIT_CLEAR,
+    // Called from `cipher` and twice in `fill_pools`: one copy.
+    rounds_inline: inline(never),
 }
 
 // ---------------------------------------------------------------------------
@@ -514,27 +376,6 @@ const PLANE_WORD: [usize; 8] = [0, 4, 1, 5, 2, 6, 3, 7];
 
 /// Bit masks of the positions in a `u32` whose position bit `k` is 0.
 const POSITION_BIT_CLEAR: [u32; 3] = [0x5555_5555, 0x3333_3333, 0x0f0f_0f0f];
-
-/// Swaps word-index bit `WORD_BIT` with position bit `POSITION_BIT` in all
-/// eight words (SWAPMOVE on each pair of words differing in `WORD_BIT`).
-#[inline(always)]
-fn exchange_index_bits<const WORD_BIT: usize, const POSITION_BIT: usize>(words: &mut [u32; 8]) {
-    let shift = 1u32 << POSITION_BIT;
-    let mask = POSITION_BIT_CLEAR[POSITION_BIT];
-    // The four pairs written out (not a loop: see `map_planes`).
-    let mut swap_move = |pair: usize| {
-        let low_bits = pair & ((1 << WORD_BIT) - 1);
-        let lower = ((pair - low_bits) << 1) | low_bits;
-        let upper = lower | (1 << WORD_BIT);
-        let t = ((words[lower] >> shift) ^ words[upper]) & mask;
-        words[upper] ^= t;
-        words[lower] ^= t << shift;
-    };
-    swap_move(0);
-    swap_move(1);
-    swap_move(2);
-    swap_move(3);
-}
 
 /// Packs two blocks (32 bytes) into bit planes.
 #[inline]
@@ -697,7 +538,7 @@ mod tests {
             let mut bytes = [0u8; BATCH_BYTES];
             bytes[16 * half..16 * half + 16].copy_from_slice(&plaintext);
             let mut state = bitslice(&bytes);
-            cipher(&rk, &mut state);
+            cipher(&rk.planes, &mut state);
             store(&state, &mut bytes);
             assert_eq!(bytes[16 * half..16 * half + 16], ciphertext, "block {half}");
         }

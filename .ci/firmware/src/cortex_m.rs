@@ -90,18 +90,20 @@ pub(crate) fn semihosting(op: usize, arg: usize) -> usize {
     ret
 }
 
-// --- stack pointer ---------------------------------------------------------------------
+// --- the instructions of `stack_pointer` and `known_loop` (lib.rs) -----------------------
 
-/// The current stack pointer.
-#[inline(always)]
-pub(crate) fn stack_pointer() -> usize {
-    let sp: usize;
-    // SAFETY: reads the stack pointer into a register; no memory access.
-    unsafe {
-        core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    sp
+/// `read_sp`: copies the stack pointer into operand `{}`. `count_down`: one
+/// iteration of `known_loop`, two instructions (`subs` + `bne`), decrementing
+/// operand `{n}` and branching back to label `1:` while it is not zero.
+macro_rules! asm_text {
+    (read_sp) => {
+        "mov {}, sp"
+    };
+    (count_down) => {
+        "subs {n}, #1\nbne 1b"
+    };
 }
+pub(crate) use asm_text;
 
 // --- instruction counting ---------------------------------------------------------------
 //
@@ -149,19 +151,4 @@ pub(crate) fn ticks(f: &mut dyn FnMut()) -> Option<u32> {
     // SAFETY: as above: stop the counter.
     unsafe { write_volatile(SYST_CSR, 0) };
     (csr & CSR_COUNTFLAG == 0).then(|| start - end)
-}
-
-/// A loop of exactly `2 * n` instructions (`subs` + `bne`).
-#[inline(never)]
-pub(crate) fn known_loop(n: u32) {
-    // SAFETY: register arithmetic and a local branch only.
-    unsafe {
-        core::arch::asm!(
-            "1:",
-            "subs {n}, #1",
-            "bne 1b",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
 }

@@ -27,7 +27,7 @@ mod riscv;
 use riscv as cpu;
 
 pub use cpu::CPU;
-use cpu::{known_loop, semihosting, stack_pointer, ticks};
+use cpu::{semihosting, ticks};
 
 /// Any fault, trap or unexpected exception (the start-up points them all here):
 /// report it and stop with a failure (not a hang until the CI timeout).
@@ -184,6 +184,17 @@ pub fn sections() -> Sections {
 /// The word painted on the free stack.
 const PAINT: u32 = 0xC5AC_CE55;
 
+/// The current stack pointer.
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: copies the stack pointer into a register; no memory access.
+    unsafe {
+        core::arch::asm!(cpu::asm_text!(read_sp), out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    sp
+}
+
 /// The bytes of stack `f` uses at most, itself and everything it calls: the free
 /// stack below this frame is painted with a pattern, `f` runs (called through a
 /// `dyn` reference, so that it is not inlined into this frame), and the lowest
@@ -226,6 +237,21 @@ pub fn stack_use(f: &mut dyn FnMut()) -> usize {
 // by one nanosecond, and each processor module reads a counter of that clock
 // (`ticks`). The ratio of ticks to instructions is not assumed: `instructions`
 // calibrates it against `known_loop`, a loop of a known number of instructions.
+
+/// A loop of exactly `2 * n` instructions (`n` >= 1): a decrement and a
+/// conditional branch each iteration (`cpu::asm_text!(count_down)`).
+#[inline(never)]
+fn known_loop(n: u32) {
+    // SAFETY: register arithmetic and a local branch only.
+    unsafe {
+        core::arch::asm!(
+            "1:",
+            cpu::asm_text!(count_down),
+            n = inout(reg) n => _,
+            options(nomem, nostack),
+        );
+    }
+}
 
 /// Iterations of the calibration loop (two instructions each).
 const CALIBRATION_LOOPS: u32 = 2_000_000;

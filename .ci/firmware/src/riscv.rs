@@ -81,18 +81,20 @@ pub(crate) fn semihosting(op: usize, arg: usize) -> usize {
     ret
 }
 
-// --- stack pointer ---------------------------------------------------------------------
+// --- the instructions of `stack_pointer` and `known_loop` (lib.rs) -----------------------
 
-/// The current stack pointer.
-#[inline(always)]
-pub(crate) fn stack_pointer() -> usize {
-    let sp: usize;
-    // SAFETY: reads the stack pointer into a register; no memory access.
-    unsafe {
-        core::arch::asm!("mv {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
-    }
-    sp
+/// `read_sp`: copies the stack pointer into operand `{}`. `count_down`: one
+/// iteration of `known_loop`, two instructions (`addi` + `bnez`), decrementing
+/// operand `{n}` and branching back to label `1:` while it is not zero.
+macro_rules! asm_text {
+    (read_sp) => {
+        "mv {}, sp"
+    };
+    (count_down) => {
+        "addi {n}, {n}, -1\nbnez {n}, 1b"
+    };
 }
+pub(crate) use asm_text;
 
 // --- instruction counting ---------------------------------------------------------------
 //
@@ -118,19 +120,4 @@ pub(crate) fn ticks(f: &mut dyn FnMut()) -> Option<u32> {
     let start = minstret();
     core::hint::black_box(&mut *f)();
     Some(minstret().wrapping_sub(start))
-}
-
-/// A loop of exactly `2 * n` instructions (`addi` + `bnez`).
-#[inline(never)]
-pub(crate) fn known_loop(n: u32) {
-    // SAFETY: register arithmetic and a local branch only.
-    unsafe {
-        core::arch::asm!(
-            "1:",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 1b",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
 }

@@ -83,47 +83,31 @@ fn main() {
         xof.update(&[7u8; 136]);
         xof.finalize_xof()
     };
-    /// A `Subject` filling with `$rng.$method(buf)`.
+    /// A `Subject` filling with `$rng.$method(buf)`; with a type only, an
+    /// `Rng` of that type seeded with `seed_from_u64(1)`, filling with
+    /// `fill_bytes`.
     macro_rules! subject {
         ($name:literal, $rng:expr, $method:ident) => {{
             let mut rng = $rng;
             let fill: Box<dyn FnMut(&mut [u8])> = Box::new(move |b: &mut [u8]| rng.$method(b));
             ($name, fill)
         }};
+        ($name:literal, $seeded:ty) => {
+            subject!($name, <$seeded>::seed_from_u64(1), fill_bytes)
+        };
     }
     // Pairs: ours, then its peer.
     let mut subjects: Vec<Subject> = vec![
         subject!(
             "ratchet-rng `ChaChaKeyErasureRng` (8 rounds)",
-            ChaChaKeyErasureRng::seed_from_u64(1),
-            fill_bytes
+            ChaChaKeyErasureRng
         ),
-        subject!(
-            "chacha20 0.10 `ChaCha8Rng`",
-            chacha20::ChaCha8Rng::seed_from_u64(1),
-            fill_bytes
-        ),
-        subject!(
-            "ratchet-rng `ChaCha12KeyErasureRng`",
-            ChaCha12KeyErasureRng::seed_from_u64(1),
-            fill_bytes
-        ),
-        subject!(
-            "chacha20 0.10 `ChaCha12Rng`",
-            chacha20::ChaCha12Rng::seed_from_u64(1),
-            fill_bytes
-        ),
-        subject!(
-            "ratchet-rng `TurboShakeRng`",
-            TurboShakeRng::seed_from_u64(1),
-            fill_bytes
-        ),
+        subject!("chacha20 0.10 `ChaCha8Rng`", chacha20::ChaCha8Rng),
+        subject!("ratchet-rng `ChaCha12KeyErasureRng`", ChaCha12KeyErasureRng),
+        subject!("chacha20 0.10 `ChaCha12Rng`", chacha20::ChaCha12Rng),
+        subject!("ratchet-rng `TurboShakeRng`", TurboShakeRng),
         subject!("turboshake 0.7 `TurboShake256` reader", turbo_reader, read),
-        subject!(
-            "ratchet-rng `ShakeRng`",
-            ShakeRng::seed_from_u64(1),
-            fill_bytes
-        ),
+        subject!("ratchet-rng `ShakeRng`", ShakeRng),
         subject!("shake 0.1 `Shake256` reader", shake_reader, read),
     ];
 
