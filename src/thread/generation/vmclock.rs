@@ -131,9 +131,21 @@ fn read(page: *const u8) -> View {
     View::Torn
 }
 
+/// The major number of a device number, in glibc's and the kernel's encoding
+/// (`gnu_dev_major`): written out, as `libc::major` is an `unsafe fn` in the
+/// oldest `libc` this crate accepts and a safe one in later releases.
+#[allow(
+    clippy::useless_conversion,
+    reason = "`dev_t` is not 64 bits everywhere"
+)]
+fn major(dev: libc::dev_t) -> u64 {
+    let dev = u64::from(dev);
+    ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)
+}
+
 /// The misc character devices' major number (`MISC_MAJOR`): the VMClock
 /// driver registers `/dev/vmclock0` as one (a dynamic minor).
-const MISC_MAJOR: libc::c_uint = 10;
+const MISC_MAJOR: u64 = 10;
 
 /// What may stand at the path [`attach`] opens.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -166,7 +178,7 @@ fn check_file(fd: libc::c_int, accept: Accept) -> Result<(), Refusal> {
         libc::S_IFCHR => {
             // The device reports no size; `/dev/null`, `/dev/zero`, a tty and
             // the like are other majors.
-            if libc::major(stat.st_rdev) == MISC_MAJOR && stat.st_size == 0 {
+            if major(stat.st_rdev) == MISC_MAJOR && stat.st_size == 0 {
                 Ok(())
             } else {
                 Err(Refusal::WrongDevice)
