@@ -142,12 +142,18 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
         ("ratchet_rng_aarch64_sha3", arm && !no_sha3),
         ("ratchet_rng_aarch64_aes", arm && !no_aes),
     ];
-    // The 32-bit Keccak kernel as a backend of its own, on 64-bit targets only
-    // (on 32-bit ones it is what `soft` runs), so that it is tested there.
-    let pointer_64 = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").as_deref() == Ok("64");
+    // The portable kernels for 32-bit cores (`aes/fixslice32.rs`, the
+    // bit-interleaved lanes of `keccak/interleaved32.rs`), chosen at compile time
+    // where `u32` is the widest native integer: 32-bit targets but WebAssembly,
+    // whose `i64` is native. `--cfg ratchet_rng_portable32` in RUSTFLAGS selects
+    // them on any target (x86_64 runs of Valgrind and Miri).
+    let pointer_width = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
+    let portable32 = pointer_width == "32" && arch != "wasm32";
+    // The 32-bit Keccak kernel as a backend of its own where `soft` runs `u64`
+    // lanes (64-bit targets and wasm32), so that it is tested there too.
     let families = families
         .into_iter()
-        .chain([("ratchet_rng_keccak_interleaved32", pointer_64 && !soft)]);
+        .chain([("ratchet_rng_keccak_interleaved32", !portable32 && !soft)]);
     for (cfg, on) in families {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         if on {
@@ -155,13 +161,8 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
         }
     }
 
-    // The portable kernels for 32-bit cores (`aes/fixslice32.rs`), chosen at
-    // compile time where `u32` is the widest native integer: 32-bit targets but
-    // WebAssembly, whose `i64` is native. `--cfg ratchet_rng_portable32` in
-    // RUSTFLAGS selects them on any target (x86_64 runs of Valgrind and Miri).
-    let pointer_width = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
     println!("cargo::rustc-check-cfg=cfg(ratchet_rng_portable32)");
-    if pointer_width == "32" && arch != "wasm32" {
+    if portable32 {
         println!("cargo::rustc-cfg=ratchet_rng_portable32");
     }
 }

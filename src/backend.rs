@@ -216,14 +216,14 @@ backend_family! {
     /// chosen, still a tested backend (`available()`).
     enum KeccakBackend {
         /// The portable, constant-time code (`keccak/portable.rs`: `u64` lanes on
-        /// 64-bit targets, bit-interleaved `u32` pairs on 32-bit ones), tested
-        /// against the specification `keccak/soft.rs`.
+        /// 64-bit targets and wasm32, bit-interleaved `u32` pairs on 32-bit
+        /// cores), tested against the specification `keccak/soft.rs`.
         Soft = "soft", rank 1;
         /// The 32-bit cores' bit-interleaved kernel (`keccak/interleaved32.rs`)
-        /// on a 64-bit target, where it is never chosen (`Soft` runs `u64`
-        /// lanes): a backend only so that the tests, Miri and `ct_valgrind` run
-        /// the 32-bit code on x86_64 and aarch64. On 32-bit targets `Soft` is
-        /// this kernel. Needs nothing of the CPU.
+        /// on a 64-bit target or wasm32, where it is never chosen (`Soft` runs
+        /// `u64` lanes): a backend only so that the tests, Miri and `ct_valgrind`
+        /// run the 32-bit code on x86_64, aarch64 and wasm32. On 32-bit cores
+        /// `Soft` is this kernel. Needs nothing of the CPU.
         #[cfg(ratchet_rng_keccak_interleaved32)]
         Interleaved32 = "interleaved32", rank 0, if true;
         /// AVX2 (`keccak/x86_avx2.rs`).

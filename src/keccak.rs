@@ -3,9 +3,9 @@
 //! This parent module is the only place that selects a backend; the backends live
 //! in `keccak/`, one file each: the specification [`soft`] (every other kernel is
 //! tested against it), the fast portable kernel [`portable`] (rounds written out
-//! over a lane type: `u64` lanes on 64-bit targets, the bit-interleaved `u32`
-//! pairs of [`interleaved32`] on 32-bit ones, chosen at compile time, never
-//! probed), which runs `KeccakBackend::Soft`, and the SIMD kernels, which
+//! over a lane type: `u64` lanes on 64-bit targets and wasm32, the
+//! bit-interleaved `u32` pairs of [`interleaved32`] on 32-bit cores, chosen at
+//! compile time, never probed), which runs `KeccakBackend::Soft`, and the SIMD kernels, which
 //! plug into [`squeeze_period`]'s `match`. Each SIMD kernel runs a whole ratchet
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
@@ -98,12 +98,14 @@ use crate::backend::KeccakBackend;
 pub(crate) use soft::{FULL_ROUNDS, LANES, Sponge};
 
 /// The lane representation of the portable kernel on this target: plain `u64`
-/// lanes where the core has 64-bit registers, bit-interleaved `u32` pairs (two
-/// 32-bit rotations per lane rotation) on 32-bit cores. Chosen by the target's
-/// word size at compile time; both are compiled and tested on every target.
-#[cfg(target_pointer_width = "64")]
+/// lanes where the core has 64-bit integer operations (64-bit targets, and
+/// wasm32, whose `i64` is native), bit-interleaved `u32` pairs (two 32-bit
+/// rotations per lane rotation) on 32-bit cores. Chosen at compile time by
+/// `cfg(ratchet_rng_portable32)` (build.rs: 32-bit targets but wasm32, or set by
+/// hand), as for AES; both are compiled and tested on every target.
+#[cfg(not(ratchet_rng_portable32))]
 type PortableLane = u64;
-#[cfg(not(target_pointer_width = "64"))]
+#[cfg(ratchet_rng_portable32)]
 type PortableLane = interleaved32::Interleaved;
 
 /// Rate of SHAKE256 and TurboSHAKE256, in bytes (capacity 512 bits).

@@ -2,10 +2,11 @@
 //! for cores without SIMD.
 //!
 //! The same round serves two lane representations, chosen at compile time by
-//! the parent module: plain `u64` lanes on 64-bit targets, and the Keccak team's
-//! bit-interleaved pairs of `u32` ([`super::interleaved32::Interleaved`]) on
-//! 32-bit ones, where a 64-bit rotation would cost four instructions and an
-//! interleaved one costs two 32-bit rotations.
+//! the parent module: plain `u64` lanes on 64-bit targets and wasm32 (whose
+//! `i64` rotations are native), and the Keccak team's bit-interleaved pairs of
+//! `u32` ([`super::interleaved32::Interleaved`]) on 32-bit cores, where a 64-bit
+//! rotation would cost four instructions and an interleaved one costs two 32-bit
+//! rotations.
 //!
 //! Everything that depends on a lane's position is a constant of the source: the
 //! columns of theta, the lane taken by pi, its rho offset and the row of chi are
