@@ -376,8 +376,9 @@ impl Backends {
     /// but has not yet been read settled; otherwise `"none: ..."` and why (no
     /// device, permission denied, a file that is not the device, ...), or
     /// `"not probed yet"` before the first use of `rng()` in the process.
-    /// Whatever it says, `rng()` works (see SECURITY.md, "VM snapshots").
+    /// Whatever it says, `rng()` works (see [`guide::security`](crate::guide::security), "VM snapshots").
     #[cfg(feature = "thread_rng")]
+    #[must_use]
     pub fn vm_generation(&self) -> &'static str {
         self.vm_generation
     }
@@ -387,6 +388,7 @@ impl Backends {
     /// `"droppable page"` (Linux 6.11+, 64-bit, where no VMClock page is
     /// watched), otherwise `"none: ..."` and why, or `"not probed yet"`.
     #[cfg(feature = "thread_rng")]
+    #[must_use]
     pub fn process_restore(&self) -> &'static str {
         self.process_restore
     }

@@ -257,7 +257,7 @@ impl ChaChaKeyErasureRng {
     ///
     /// Go's `UnmarshalBinary` continues from it byte for byte through `Read`
     /// (Go's `Uint64` skips a pending `readbuf`; ours reads the byte stream), and
-    /// so does [`restore`](Self::restore). Layout: `docs/DERIVATION.md`.
+    /// so does [`restore`](Self::restore). Layout: [`guide::derivation`](crate::guide::derivation).
     ///
     /// # Security
     /// The saved state is a secret: it gives all future output, and (Go's
