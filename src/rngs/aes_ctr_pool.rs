@@ -3,7 +3,7 @@
 use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
-use super::buffer::{BlockCore, BufferedRng};
+use super::buffer::{BlockCore, BufferedRng, NicheByte};
 use super::saved::{RestoreError, SavedState, parse_own, save_own};
 use super::{derive_key, generator_panics_doc, impl_generator};
 use crate::aes::{self, POOL_OUTPUT_BYTES};
@@ -20,19 +20,6 @@ pub(crate) struct AesPoolCore {
     /// Gives `Option<AesCtrPoolRng>` a niche: see [`NicheByte`].
     #[allow(dead_code, reason = "never read: its invalid values are the niche")]
     niche: NicheByte,
-}
-
-/// A byte that is always 0, so that `Option<AesCtrPoolRng>` is tagged by its
-/// other 255 values instead of a word of its own. Where [`AesBackend`] has one
-/// variant (every target without AES instructions: a zero-sized type), nothing
-/// else in the generator has a niche, and with a separate tag
-/// `slot = Some(AesCtrPoolRng::from_seed(seed))` was built in a 4 KiB
-/// temporary on the stack and then copied: 4,196 bytes of stack to construct on
-/// a Cortex-M4 at opt-level "s" (`.ci/firmware/measure.sh`), 132 with the niche.
-#[derive(Clone, Copy)]
-#[repr(u8)]
-enum NicheByte {
-    Zero = 0,
 }
 
 impl AesPoolCore {
@@ -183,19 +170,3 @@ impl SeedableRng for AesCtrPoolRng {
 }
 
 impl_generator!(AesCtrPoolRng);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn option_of_the_generator_needs_no_tag_of_its_own() {
-        // The niche of `NicheByte`; without it, on a build where `AesBackend`
-        // is zero-sized (`RATCHET_RNG_BACKEND=soft`, firmware), `Option` adds
-        // a tag and `Some(from_seed(..))` goes through a 4 KiB temporary.
-        assert_eq!(
-            core::mem::size_of::<Option<AesCtrPoolRng>>(),
-            core::mem::size_of::<AesCtrPoolRng>()
-        );
-    }
-}

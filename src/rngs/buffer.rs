@@ -168,6 +168,23 @@ pub(crate) struct BufferedRng<C, const N: usize> {
     pos: usize,
 }
 
+/// A byte that is always 0, kept in a refill core so that `Option<G>` of a
+/// buffered generator `G` is tagged by its other 255 values instead of a word
+/// of its own. Where the core's backend enum has one variant (every target
+/// without SIMD: a zero-sized type), nothing else in the generator has a
+/// niche, and with a separate tag `slot = Some(G::from_seed(seed))` is built in
+/// a temporary as large as the buffer on the stack and then copied: on a
+/// Cortex-M4 (`.ci/firmware/measure.sh`), 4,196 bytes of stack to construct an
+/// `AesCtrPoolRng` at opt-level "s" (132 with the niche), 1,116 for a
+/// `ChaCha12KeyErasureRng`. (In `BufferedRng` itself, beside the buffer, the
+/// niche does not help: LLVM then builds the generator in a temporary.)
+#[derive(Clone, Copy, Default)]
+#[repr(u8)]
+pub(crate) enum NicheByte {
+    #[default]
+    Zero = 0,
+}
+
 impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
     /// A stream starting at the core's next refill.
     pub(crate) fn new(core: C) -> Self {
@@ -313,7 +330,13 @@ impl<C: BlockCore<N>, const N: usize> BufferedRng<C, N> {
 }
 
 impl<C, const N: usize> Drop for BufferedRng<C, N> {
+    #[inline(never)]
     fn drop(&mut self) {
+        // Out of line: inlined where a new generator replaces an old one
+        // (`slot = Some(G::from_seed(..))`), opt-level 3 built the new one in a
+        // temporary as large as the buffer before this wipe of the old one: on
+        // a Cortex-M4 (`.ci/firmware/measure.sh`), 1,092 bytes of stack to
+        // construct a `ChaChaKeyErasureRng`, 24 out of line.
         self.buf.zeroize();
     }
 }
@@ -337,6 +360,26 @@ mod tests {
 
     fn expected(len: usize) -> Vec<u8> {
         (0..len as u64).map(|i| (i % 251) as u8).collect()
+    }
+
+    #[test]
+    fn option_of_a_generator_needs_no_tag_of_its_own() {
+        // The niche of `NicheByte` in each refill core; without it, on a build
+        // where the backend enum is zero-sized (`RATCHET_RNG_BACKEND=soft`,
+        // firmware), `Option` adds a tag and `Some(from_seed(..))` goes through
+        // a temporary as large as the buffer.
+        fn no_tag<G>() {
+            assert_eq!(
+                core::mem::size_of::<Option<G>>(),
+                core::mem::size_of::<G>(),
+                "{}",
+                core::any::type_name::<G>()
+            );
+        }
+        no_tag::<crate::AesCtrPoolRng>();
+        no_tag::<crate::ChaChaKeyErasureRng>();
+        no_tag::<crate::ChaCha12KeyErasureRng>();
+        no_tag::<crate::ChaCha20KeyErasureRng>();
     }
 
     #[test]

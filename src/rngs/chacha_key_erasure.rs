@@ -5,7 +5,7 @@
 use rand_core::SeedableRng;
 use zeroize::Zeroize;
 
-use super::buffer::{BlockCore, BufferedRng};
+use super::buffer::{BlockCore, BufferedRng, NicheByte};
 use super::saved::{RestoreError, SavedState, parse_own, save_own};
 use super::{derive_key, generator_panics_doc, impl_generator};
 use crate::backend::ChaChaBackend;
@@ -16,6 +16,9 @@ use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
 pub(crate) struct ChaChaCore<const ROUNDS: usize> {
     key: [u32; 8],
     backend: ChaChaBackend,
+    /// Gives `Option` of the generators a niche: see [`NicheByte`].
+    #[allow(dead_code, reason = "never read: its invalid values are the niche")]
+    niche: NicheByte,
 }
 
 impl<const ROUNDS: usize> ChaChaCore<ROUNDS> {
@@ -25,7 +28,11 @@ impl<const ROUNDS: usize> ChaChaCore<ROUNDS> {
         for (word, bytes) in key.iter_mut().zip(seed.chunks_exact(4)) {
             *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         }
-        Self { key, backend }
+        Self {
+            key,
+            backend,
+            niche: NicheByte::Zero,
+        }
     }
 }
 
