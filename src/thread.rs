@@ -375,9 +375,9 @@ pub fn fill(dst: &mut [u8]) {
 /// # Errors
 /// [`OsError`] when the operating system's generator fails while a seed is
 /// *required* (first use in this thread, after a fork, after thread-local
-/// destruction); `dst` is then left partly or wholly unchanged and must not be
-/// used. A failed *scheduled* reseed is not an error (see [`ThreadRng`]). Never
-/// panics.
+/// destruction); `dst` is then all zeros (nothing served before the failure
+/// is left in it) and must not be used. A failed *scheduled* reseed is not an
+/// error (see [`ThreadRng`]). Never panics.
 #[inline]
 pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
     try_fill_impl(dst)

@@ -59,8 +59,10 @@ static NO_DEVICE: AtomicUsize = AtomicUsize::new(0);
 #[repr(C, align(64))]
 struct Watch {
     /// The word of the VMClock page that holds (the low bytes of)
-    /// `vm_generation_counter`, or [`NO_DEVICE`]. Set once per process (or by
-    /// the inspection hook); the page is never unmapped.
+    /// `vm_generation_counter`, the droppable word (its own `MAP_DROPPABLE`
+    /// page, which the kernel zeroes in a fork child and CRIU leaves empty in
+    /// a restored process; re-armed by the slow path), or [`NO_DEVICE`]. Set
+    /// once per process (or by the inspection hook); no page is ever unmapped.
     vm_word: AtomicPtr<AtomicUsize>,
     /// Moved by [`reseed_all_threads`](crate::reseed_all_threads).
     explicit: AtomicUsize,
@@ -85,9 +87,12 @@ pub(crate) struct Generation {
 #[inline(always)]
 pub(crate) fn current() -> Generation {
     let word = WATCH.vm_word.load(Ordering::Relaxed);
-    // SAFETY: `vm_word` holds `NO_DEVICE` or a word of a read-only mapping that
-    // is never unmapped (set only after the mapping was made and checked);
-    // either is valid for atomic reads for the rest of the process.
+    // SAFETY: `vm_word` holds `NO_DEVICE`, a word of the read-only VMClock
+    // mapping, or the droppable word; each mapping is made and checked before
+    // its address is stored and never unmapped, so the word is valid for
+    // atomic reads for the rest of the process. The kernel may zero the
+    // droppable page at any time (a fork child, memory pressure): an atomic
+    // load then reads 0, a new generation, never anything invalid.
     let vm = unsafe { (*word).load(Ordering::Relaxed) };
     Generation {
         vm,
