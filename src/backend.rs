@@ -376,7 +376,8 @@ impl Backends {
     /// but has not yet been read settled; otherwise `"none: ..."` and why (no
     /// device, permission denied, a file that is not the device, ...), or
     /// `"not probed yet"` before the first use of `rng()` in the process.
-    /// Whatever it says, `rng()` works (see [`guide::security`](crate::guide::security), "VM snapshots").
+    /// Whatever it says, `rng()` works (see
+    /// [`guide::security`](crate::guide::security), "VM snapshots").
     #[cfg(feature = "thread_rng")]
     #[must_use]
     pub fn vm_generation(&self) -> &'static str {

@@ -5,8 +5,8 @@
 //! tested against it), the fast portable kernel [`portable`] (rounds written out
 //! over a lane type: `u64` lanes on 64-bit targets and wasm32, the
 //! bit-interleaved `u32` pairs of [`interleaved32`] on 32-bit cores, chosen at
-//! compile time, never probed), which runs `KeccakBackend::Soft`, and the SIMD kernels, which
-//! plug into [`squeeze_period`]'s `match`. Each SIMD kernel runs a whole ratchet
+//! compile time, never probed), which runs `KeccakBackend::Soft`, and the SIMD
+//! kernels, which plug into [`squeeze_period`]'s `match`. Each SIMD kernel runs a whole ratchet
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
 

@@ -124,8 +124,9 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// Its stream is not reproducible (use a seeded generator for that).
 ///
 /// # Forks and threads
-/// The full statement, with the threat model, is in [`guide::security`](crate::guide::security)
-/// ("The thread-local generator"); in short:
+/// The full statement, with the threat model, is in
+/// [`guide::security`](crate::guide::security) ("The thread-local generator");
+/// in short:
 ///
 /// **Threads.** Each thread has its own generator, seeded independently; the
 /// handle is `!Send` and `!Sync`. Several handles on one thread share that
@@ -166,8 +167,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///   generation counter (Linux), and a CRIU restore where no VMClock page is
 ///   watched and the kernel has droppable mappings (Linux 6.11+, 64-bit);
 ///   elsewhere, call [`reseed_all_threads`] after a restore (see
-///   [`guide::security`](crate::guide::security), "VM snapshots"; [`backends()`](crate::backends) says
-///   what this process watches).
+///   [`guide::security`](crate::guide::security), "VM snapshots";
+///   [`backends()`](crate::backends) says what this process watches).
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
@@ -273,8 +274,9 @@ impl TryCryptoRng for ThreadRng {}
 /// Where the guest has a VMClock device with a VM generation counter
 /// (`/dev/vmclock0`, Linux 6.13+), a restore is detected without this call,
 /// and so is a CRIU restore where no VMClock page is watched and the kernel
-/// has droppable mappings (Linux 6.11+); see [`guide::security`](crate::guide::security), "VM snapshots",
-/// for what is guaranteed with and without them.
+/// has droppable mappings (Linux 6.11+); see
+/// [`guide::security`](crate::guide::security), "VM snapshots", for what is
+/// guaranteed with and without them.
 ///
 /// It returns at once: each thread reseeds at its next call, on every thread,
 /// including threads blocked when it was called. A call it interrupted (from a

@@ -751,10 +751,10 @@ mod inspected {
 
     /// What CRIU leaves a restored process (its droppable page empty) is a
     /// new generation for every thread: nothing buffered before is served,
-    /// each thread reseeds once. CRIU itself is not installed where these
-    /// tests run (Debian 12's CRIU 3.17 fails `criu check` on current kernels
-    /// and predates droppable mappings; `scripts/criu-restore.sh` runs a real
-    /// CRIU 4.2): this zeroes the page as the restore does.
+    /// each thread reseeds once. This test needs no CRIU (Debian 12's 3.17
+    /// fails `criu check` on current kernels and predates droppable mappings;
+    /// `scripts/criu-restore.sh` runs a real CRIU 4.2 where one is installed):
+    /// it zeroes the page as the restore does.
     #[test]
     fn a_process_restore_discards_every_threads_buffer() {
         let _serial = serial();

@@ -108,8 +108,9 @@ const SAVE_ID: u8 = 6;
 
 impl AesCtrPoolRng {
     /// Saves the exact stream position in the crate's encoding (version 1,
-    /// generator id 6; [`guide::derivation`](crate::guide::derivation)): the next pool's AES-256 key and the
-    /// unread bytes of the current pool (up to 4064). The key of the bytes
+    /// generator id 6; [`guide::derivation`](crate::guide::derivation)): the
+    /// next pool's AES-256 key and the unread bytes of the current pool (up to
+    /// 4064). The key of the bytes
     /// already served is not in it: saving keeps the fast key erasure.
     ///
     /// # Security

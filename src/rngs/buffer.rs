@@ -178,10 +178,9 @@ pub(crate) struct BufferedRng<C, const N: usize> {
 /// `AesCtrPoolRng` at opt-level "s" (132 with the niche), 1,116 for a
 /// `ChaCha12KeyErasureRng`. (In `BufferedRng` itself, beside the buffer, the
 /// niche does not help: LLVM then builds the generator in a temporary.)
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 #[repr(u8)]
 pub(crate) enum NicheByte {
-    #[default]
     Zero = 0,
 }
 

@@ -264,7 +264,8 @@ impl ChaChaKeyErasureRng {
     ///
     /// Go's `UnmarshalBinary` continues from it byte for byte through `Read`
     /// (Go's `Uint64` skips a pending `readbuf`; ours reads the byte stream), and
-    /// so does [`restore`](Self::restore). Layout: [`guide::derivation`](crate::guide::derivation).
+    /// so does [`restore`](Self::restore). Layout:
+    /// [`guide::derivation`](crate::guide::derivation).
     ///
     /// # Security
     /// The saved state is a secret: it gives all future output, and (Go's
@@ -370,7 +371,7 @@ macro_rules! own_chacha_save_restore {
     ($name:ident, $id:literal) => {
         impl $name {
             /// Saves the exact stream position in the crate's encoding (version 1,
-            #[doc = concat!("generator id ", stringify!($id), "; `docs/DERIVATION.md`):")]
+            #[doc = concat!("generator id ", stringify!($id), "; [`guide::derivation`](crate::guide::derivation)):")]
             /// the next key period's key and the unread bytes of the current one (up
             /// to 992). The key of the bytes already served is not in it: saving
             /// keeps the fast key erasure.

@@ -36,8 +36,8 @@ pub(crate) const HEADER_BYTES: usize = 12;
 /// to the same generator type's `restore`.
 ///
 /// The bytes are read with [`AsRef<[u8]>`](AsRef) (or [`as_bytes`](Self::as_bytes));
-/// their layout is specified in [`guide::derivation`](crate::guide::derivation). For
-/// [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng) they are exactly Go's
+/// their layout is specified in [`guide::derivation`](crate::guide::derivation).
+/// For [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng) they are exactly Go's
 /// `math/rand/v2` `ChaCha8.MarshalBinary` bytes. Held inline (no allocation, `no_std`):
 /// up to [`SAVED_STATE_MAX_BYTES`] bytes, wiped on drop. `Debug` prints the length
 /// only.

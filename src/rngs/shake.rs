@@ -189,7 +189,7 @@ macro_rules! sponge_generator {
 
         impl $name {
             /// Saves the exact stream position in the crate's encoding (version 1,
-            #[doc = concat!("generator id ", stringify!($id), "; `docs/DERIVATION.md`):")]
+            #[doc = concat!("generator id ", stringify!($id), "; [`guide::derivation`](crate::guide::derivation)):")]
             /// the Keccak state that makes the next 1088-byte period (25 lanes,
             /// little-endian) and the unread bytes of the current one (up to 1088).
             /// The state of the bytes already served is not in it: the ratchet's
