@@ -99,48 +99,79 @@ fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
     state.zeroize();
 }
 
-/// A thread's first-use mix: the new key is the engine's cipher, keyed by the
-/// OS bytes `seed`, applied to the two cheapest clocks that tell clones apart
-/// (the CPU's cycle counter and the monotonic clock, in nanoseconds: 128
-/// bits). AES engine: the AES-256-CTR keystream from that counter, two
-/// blocks (a permutation under one key: two clones with equal OS bytes and
-/// different clocks get different keys; with good OS bytes the key is as
-/// random as AES output). ChaCha engine: the ChaCha20 block function with the
-/// clocks as its 32-bit counter and 96-bit nonce (the counter's top 32 bits
-/// folded in). Both only ever add the clocks to what the OS bytes give, in a
-/// few tens of nanoseconds, where one Keccak permutation costs several hundred.
-fn lite_mix(seed: &mut [u8; 32]) {
-    let [cycles, monotonic] = generation::cheap_clocks();
-    match engine() {
-        Engine::Aes(backend) => {
-            let key = *seed;
-            let mut blocks = [[0u8; 16]; 2];
-            aes::ctr_keystream(
-                backend.for_few_blocks(),
-                &key,
-                u128::from(cycles) << 64 | u128::from(monotonic),
-                &mut blocks,
-            );
-            seed[..16].copy_from_slice(&blocks[0]);
-            seed[16..].copy_from_slice(&blocks[1]);
-            let mut key = key;
-            key.zeroize();
-            blocks.zeroize();
-        }
-        Engine::ChaCha(_) => {
-            let mut key = [0u32; 8];
-            for (word, bytes) in key.iter_mut().zip(seed.as_chunks::<4>().0) {
-                *word = u32::from_le_bytes(*bytes);
-            }
-            let counter = (monotonic ^ monotonic >> 32 ^ cycles >> 32) as u32;
-            let nonce = [cycles as u32, (cycles >> 32) as u32, monotonic as u32];
-            let mut out = chacha::soft::block::<20>(&key, counter, &nonce);
-            for (bytes, word) in seed.chunks_exact_mut(4).zip(&out) {
-                bytes.copy_from_slice(&word.to_le_bytes());
-            }
-            key.zeroize();
-            out.zeroize();
-        }
+/// A thread's first-use mix (the engine's cipher, keyed by the OS bytes,
+/// applied to the two cheapest clocks that tell clones apart: the CPU's cycle
+/// counter and the monotonic clock, in nanoseconds), for the ChaCha engine:
+/// the new key is the ChaCha20 block function under the OS bytes `seed`,
+/// with the clocks as its 32-bit counter and 96-bit nonce (the counter's top
+/// 32 bits folded in). Two clones with equal OS bytes and different clocks
+/// get different keys; with good OS bytes the key is as random as ChaCha20
+/// output. The AES engine mixes the same clocks as the nonce of its first
+/// output instead ([`LiteClocks`]). Either only ever adds the clocks to what
+/// the OS bytes give, in a few tens of nanoseconds, where one Keccak
+/// permutation costs several hundred.
+fn chacha_lite_mix(seed: &mut [u8; 32], [cycles, monotonic]: [u64; 2]) {
+    let mut key = [0u32; 8];
+    for (word, bytes) in key.iter_mut().zip(seed.as_chunks::<4>().0) {
+        *word = u32::from_le_bytes(*bytes);
+    }
+    let counter = (monotonic ^ monotonic >> 32 ^ cycles >> 32) as u32;
+    let nonce = [cycles as u32, (cycles >> 32) as u32, monotonic as u32];
+    let mut out = chacha::soft::block::<20>(&key, counter, &nonce);
+    for (bytes, word) in seed.chunks_exact_mut(4).zip(&out) {
+        bytes.copy_from_slice(&word.to_le_bytes());
+    }
+    key.zeroize();
+    out.zeroize();
+}
+
+/// The AES engine's first-use mix, pending until the key's first output: the
+/// clocks of a [`Mix::Lite`] reseed, kept beside the key (the OS bytes) and
+/// used once, by whichever output comes first.
+///
+/// - A short batch ([`Generator::generate_short`], a thread's first small
+///   request) is the AES-256-CTR keystream under the OS bytes with the clocks
+///   as its 96-bit nonce ([`nonce`](Self::nonce): the cycle counter and the
+///   monotonic clock folded to 32 bits) and a 32-bit block counter from 0:
+///   two clones with equal OS bytes and different clocks read one key's
+///   permutation at disjoint inputs, so every block differs; with good OS
+///   bytes the output is AES-CTR under a random key. One key expansion in
+///   all, which is what a thread's first use can afford.
+/// - Anything else ([`Generator::generate`]'s pools, whose counters start at
+///   0 under each key) first replaces the key with the keystream under it
+///   from the full 128 clock bits, two blocks (the same argument, for the
+///   key), then runs as after any seeding.
+///
+/// Not secret (clocks), but zeroed with the key; all zeros: nothing pending.
+#[derive(Clone, Copy)]
+struct LiteClocks {
+    clocks: [u64; 2],
+    pending: bool,
+}
+
+impl LiteClocks {
+    /// The counter block of the short batch's first block: the cycle counter
+    /// in the top 64 bits, the monotonic clock (folded to 32 bits) below it,
+    /// and the block counter's 32 bits 0.
+    fn nonce(self) -> u128 {
+        let [cycles, monotonic] = self.clocks;
+        u128::from(cycles) << 64 | u128::from((monotonic ^ monotonic >> 32) as u32) << 32
+    }
+
+    /// The key after the mix for output other than a short batch: the
+    /// AES-256-CTR keystream under `key` from the 128-bit counter the clocks
+    /// make, two blocks.
+    fn mix_key(self, backend: AesBackend, key: &mut [u8; 32]) {
+        let [cycles, monotonic] = self.clocks;
+        let mut blocks = [[0u8; 16]; 2];
+        aes::ctr_keystream(
+            backend.for_few_blocks(),
+            key,
+            u128::from(cycles) << 64 | u128::from(monotonic),
+            &mut blocks,
+        );
+        key.copy_from_slice(blocks.as_flattened());
+        blocks.zeroize();
     }
 }
 
@@ -188,7 +219,7 @@ pub(crate) enum Mix {
     /// generation nor fork since the last seeding.
     None,
     /// Two clocks only, through the engine's own cipher keyed by the OS bytes
-    /// ([`lite_mix`]: no hash, no CPU source; a hash permutation would cost
+    /// ([`chacha_lite_mix`], [`LiteClocks`]: no hash, no CPU source; a hash permutation would cost
     /// a thread's first use as much as `rand::rng()`'s whole first use): a
     /// thread's first use in a generation the process has not seen move.
     Lite,
@@ -213,6 +244,8 @@ pub(crate) struct Generator {
     /// Where a new seed lands first, so that a failed reseed leaves the current
     /// key intact; wiped as soon as it is installed.
     seed: [u8; 32],
+    /// The AES engine's first-use mix, until the key's first output.
+    lite: LiteClocks,
 }
 
 impl Generator {
@@ -223,6 +256,10 @@ impl Generator {
             aes_key: [0; 32],
             chacha_key: [0; 8],
             seed: [0; 32],
+            lite: LiteClocks {
+                clocks: [0; 2],
+                pending: false,
+            },
         }
     }
 
@@ -231,12 +268,21 @@ impl Generator {
     /// OS bytes and of what differs between clones of one snapshot even when
     /// the OS generator does not yet ([`generation::clone_material`]); with
     /// [`Mix::Lite`], the engine's cipher keyed by the OS bytes, applied to
-    /// two clocks ([`lite_mix`]).
+    /// two clocks: at once for the ChaCha engine ([`chacha_lite_mix`]), with
+    /// the key's first output for the AES engine ([`LiteClocks`]).
     pub(crate) fn reseed(&mut self, mix: Mix) -> Result<(), OsError> {
         stack_used();
         let result = os_seed(&mut self.seed);
+        let mut lite_pending = false;
         if result.is_ok() && mix == Mix::Lite {
-            lite_mix(&mut self.seed);
+            let clocks = generation::cheap_clocks();
+            match engine() {
+                Engine::Aes(_) => {
+                    self.lite.clocks = clocks;
+                    lite_pending = true;
+                }
+                Engine::ChaCha(_) => chacha_lite_mix(&mut self.seed, clocks),
+            }
         }
         if result.is_ok() && mix == Mix::Full {
             let mut material = [0u8; generation::MATERIAL_BYTES];
@@ -264,7 +310,10 @@ impl Generator {
         }
         if result.is_ok() {
             match engine() {
-                Engine::Aes(_) => self.aes_key.copy_from_slice(&self.seed),
+                Engine::Aes(_) => {
+                    self.aes_key.copy_from_slice(&self.seed);
+                    self.lite.pending = lite_pending;
+                }
                 Engine::ChaCha(_) => {
                     for (word, bytes) in
                         self.chacha_key.iter_mut().zip(self.seed.as_chunks::<4>().0)
@@ -300,7 +349,13 @@ impl Generator {
             refills
         }
         match engine() {
-            Engine::Aes(backend) => aes::fill_pools(backend, &mut self.aes_key, whole(out)),
+            Engine::Aes(backend) => {
+                if self.lite.pending {
+                    self.lite.mix_key(backend, &mut self.aes_key);
+                    self.lite.pending = false;
+                }
+                aes::fill_pools(backend, &mut self.aes_key, whole(out));
+            }
             Engine::ChaCha(backend) => {
                 chacha::key_periods::<8>(backend, &mut self.chacha_key, whole(out));
             }
@@ -320,7 +375,8 @@ impl Generator {
 
     /// A short refill for the first request after a seeding (a thread's first
     /// use then pays for [`SHORT_BLOCKS`] AES blocks, not a 256-block pool):
-    /// the AES-256-CTR keystream under the current key from counter 0 is
+    /// the AES-256-CTR keystream under the current key from counter 0, or,
+    /// with a first-use mix pending, from the clocks' nonce ([`LiteClocks`]), is
     /// written to `out`; its last 32 bytes become the next key and are zeroed
     /// there, before the caller serves anything, so the old key is gone and
     /// the output is `out[..short_output_bytes()]`. The AES engine only (see
@@ -329,7 +385,13 @@ impl Generator {
     pub(crate) fn generate_short(&mut self, out: &mut [u8; SHORT_BYTES]) {
         if let Engine::Aes(backend) = engine() {
             let (blocks, _) = out.as_chunks_mut::<16>();
-            aes::ctr_keystream(backend.for_few_blocks(), &self.aes_key, 0, blocks);
+            let counter = if self.lite.pending {
+                self.lite.nonce()
+            } else {
+                0
+            };
+            self.lite.pending = false;
+            aes::ctr_keystream(backend.for_few_blocks(), &self.aes_key, counter, blocks);
             let (_, next) = out.split_last_chunk_mut::<32>().expect("longer than a key");
             self.aes_key.copy_from_slice(next);
             next.zeroize();
@@ -344,6 +406,7 @@ impl Generator {
             aes_key: self.aes_key,
             chacha_key: self.chacha_key,
             seed: self.seed,
+            lite: self.lite,
         }
     }
 
@@ -352,6 +415,8 @@ impl Generator {
         self.aes_key.zeroize();
         self.chacha_key.zeroize();
         self.seed.zeroize();
+        self.lite.clocks.zeroize();
+        self.lite.pending = false;
     }
 }
 
@@ -385,6 +450,67 @@ mod tests {
             assert_ne!(generator.aes_key, key, "the old key kept");
             key = generator.aes_key;
         }
+    }
+
+    /// The AES engine's first-use mix: a short batch with the clocks pending
+    /// is the portable AES-256-CTR keystream under the OS bytes from the
+    /// clocks' nonce (block counter from 0 in the low 32 bits), so other
+    /// clocks give other blocks, and the mix is used once; pools after a
+    /// pending mix run under the key the clocks' keystream replaced it with.
+    #[test]
+    fn first_use_mix_is_the_short_batch_nonce_or_a_new_key() {
+        if Generator::short_output_bytes().is_none() {
+            return;
+        }
+        let key: [u8; 32] = core::array::from_fn(|i| (i * 11 + 1) as u8);
+        let lite = |clocks| LiteClocks {
+            clocks,
+            pending: true,
+        };
+        let short = |clocks: [u64; 2]| {
+            let mut generator = Generator::new();
+            generator.aes_key = key;
+            generator.lite = lite(clocks);
+            let mut out = [0u8; SHORT_BYTES];
+            generator.generate_short(&mut out);
+            assert!(!generator.lite.pending, "the mix used twice");
+            out
+        };
+        let clocks = [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210];
+        let nonce =
+            0x0123_4567_89AB_CDEF_u128 << 64 | u128::from(0xFEDC_BA98_u32 ^ 0x7654_3210) << 32;
+        assert_eq!(lite(clocks).nonce(), nonce);
+        let mut expected = [[0u8; 16]; SHORT_BLOCKS];
+        aes::soft::ctr_keystream(&aes::soft::expand_key(&key), nonce, &mut expected);
+        let output = SHORT_BYTES - 32;
+        let out = short(clocks);
+        assert_eq!(out[..output], expected.as_flattened()[..output]);
+        for other in [
+            [clocks[0] + 1, clocks[1]],
+            [clocks[0], clocks[1] + 1],
+            [0, 0],
+        ] {
+            let theirs = short(other);
+            for (a, b) in out[..output].chunks(16).zip(theirs[..output].chunks(16)) {
+                assert_ne!(a, b, "clocks {other:x?}: a block repeated");
+            }
+        }
+        // Pools: the key becomes the clocks' keystream under the OS bytes.
+        let pool = Generator::refill_bytes();
+        let mut generator = Generator::new();
+        generator.aes_key = key;
+        generator.lite = lite(clocks);
+        let mut ours = std::vec![0u8; pool];
+        generator.generate(&mut ours);
+        assert!(!generator.lite.pending, "the mix used twice");
+        let mut mixed = [[0u8; 16]; 2];
+        let counter = u128::from(clocks[0]) << 64 | u128::from(clocks[1]);
+        aes::soft::ctr_keystream(&aes::soft::expand_key(&key), counter, &mut mixed);
+        let mut twin = Generator::new();
+        twin.aes_key.copy_from_slice(mixed.as_flattened());
+        let mut theirs = std::vec![0u8; pool];
+        twin.generate(&mut theirs);
+        assert_eq!(ours, theirs);
     }
 
     /// `mix_hash` is TurboSHAKE256 (the crate's portable one) at the lengths
