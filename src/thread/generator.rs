@@ -75,9 +75,13 @@ std::thread_local! {
 /// around them) that no zeroizing of variables reaches. Called by the slow
 /// path's outer frame, right after its inner frames returned, so that this
 /// frame covers theirs.
+///
+/// Each depth zeroes an array in a frame of its own, right below this small
+/// one: two arrays in one frame would be laid out one below the other, and
+/// the shallow one could land under the stack it is meant to cover.
 #[inline(never)]
 pub(crate) fn scrub_stack_if_used() {
-    #[inline(always)]
+    #[inline(never)]
     fn scrub<const BYTES: usize>() {
         let mut area = [0u8; BYTES];
         // Makes the zeros observable, so that the stores are not optimised away.
