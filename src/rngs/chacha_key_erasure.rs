@@ -69,10 +69,15 @@ pub(crate) struct GoChaChaCore {
     /// Whether the buffer holds a period generated from `period_key`; false until
     /// the first refill (a fresh generator, or one restored at word 0).
     in_period: bool,
-    /// A multiple of 8 bytes: buffer bytes before it that are still unread came
-    /// from Go's `readbuf` on restore (arbitrary bytes, not the period's words);
-    /// 0 after every refill.
-    readbuf_end: usize,
+    /// In 8-byte words (at most 124): buffer bytes before word `readbuf_words`
+    /// that are still unread came from Go's `readbuf` on restore (arbitrary
+    /// bytes, not the period's words); 0 after every refill.
+    ///
+    /// A byte, not a `usize`: the core's words (the two keys) are then 64
+    /// bytes, which a Cortex-M build moves into place with a few register
+    /// loads and stores when a generator is constructed; 68 bytes were a
+    /// `memcpy` call, which linked `memcpy` itself (about 0.9 KB of flash).
+    readbuf_words: u8,
 }
 
 impl GoChaChaCore {
@@ -82,7 +87,7 @@ impl GoChaChaCore {
             chacha: ChaChaCore::new(seed, backend),
             period_key: [0; 8],
             in_period: false,
-            readbuf_end: 0,
+            readbuf_words: 0,
         }
     }
 }
@@ -92,7 +97,7 @@ impl BlockCore<KEY_PERIOD_OUTPUT_BYTES> for GoChaChaCore {
     fn generate(&mut self, out: &mut [u8; KEY_PERIOD_OUTPUT_BYTES]) {
         self.period_key = self.chacha.key;
         self.in_period = true;
-        self.readbuf_end = 0;
+        self.readbuf_words = 0;
         self.chacha.generate(out);
     }
 
@@ -278,7 +283,7 @@ impl ChaChaKeyErasureRng {
         let (key, used, readbuf) = if core.in_period {
             // Words of the period consumed, whole or in part; the unread rest of a
             // partly read word (or Go's restored readbuf) is the readbuf.
-            let used = pos.div_ceil(8).max(core.readbuf_end / 8);
+            let used = pos.div_ceil(8).max(usize::from(core.readbuf_words));
             (&core.period_key, used, &buf[pos..8 * used])
         } else {
             // Nothing generated from `key` yet: only restored readbuf bytes, if
@@ -341,7 +346,8 @@ impl ChaChaKeyErasureRng {
         if used > GO_PERIOD_WORDS {
             return Err(RestoreError::BadPosition);
         }
-        // `used <= 124`: the conversion and `8 * used <= 992` are exact.
+        // `used <= 124`: the conversions (here, and to `u8` below) and
+        // `8 * used <= 992` are exact.
         let used_bytes = 8 * used as usize;
         let mut seed = [0u8; 32];
         seed.copy_from_slice(&rest[16..48]);
@@ -358,7 +364,7 @@ impl ChaChaKeyErasureRng {
                 // The readbuf, then the period's words from `used`: the readbuf
                 // takes the place of the bytes just before (already used).
                 core.generate(buf);
-                core.readbuf_end = used_bytes;
+                core.readbuf_words = used as u8;
                 buf[used_bytes - r..used_bytes].copy_from_slice(readbuf);
                 used_bytes - r
             }
