@@ -190,9 +190,19 @@ mod tests {
         });
     }
 
-    /// `scalar32` against `soft` for `ROUNDS` rounds: `keys` random keys, each
-    /// followed for `periods` chained key periods (output and next key).
-    fn check_scalar32<const ROUNDS: usize>(rng: &mut StdRng, keys: usize, periods: usize) {
+    /// A key-period kernel: `scalar32::key_period` or `key_period_with`.
+    type Kernel = fn(&mut [u32; KEY_WORDS], &mut [u8; KEY_PERIOD_OUTPUT_BYTES]);
+
+    /// `kernel` (`scalar32` in one form) against `soft` for `ROUNDS` rounds:
+    /// `keys` random keys, each followed for `periods` chained key periods
+    /// (output and next key).
+    fn check_scalar32<const ROUNDS: usize>(
+        rng: &mut StdRng,
+        keys: usize,
+        periods: usize,
+        kernel: Kernel,
+        form: &str,
+    ) {
         for _ in 0..keys {
             let key: [u32; KEY_WORDS] = rng.random();
             let (mut soft_key, mut scalar_key) = (key, key);
@@ -201,14 +211,14 @@ mod tests {
                 let mut soft_out = [0xA5; KEY_PERIOD_OUTPUT_BYTES];
                 let mut scalar_out = [0x5A; KEY_PERIOD_OUTPUT_BYTES];
                 soft::key_period::<ROUNDS>(&mut soft_key, &mut soft_out);
-                scalar32::key_period::<ROUNDS>(&mut scalar_key, &mut scalar_out);
+                kernel(&mut scalar_key, &mut scalar_out);
                 assert!(
                     scalar_out == soft_out,
-                    "scalar32, ChaCha{ROUNDS}, period {i}, key {key:08x?}"
+                    "scalar32 ({form}), ChaCha{ROUNDS}, period {i}, key {key:08x?}"
                 );
                 assert_eq!(
                     scalar_key, soft_key,
-                    "scalar32, ChaCha{ROUNDS}, next key {i}"
+                    "scalar32 ({form}), ChaCha{ROUNDS}, next key {i}"
                 );
             }
         }
@@ -216,14 +226,26 @@ mod tests {
 
     // The 32-bit scalar kernel (the portable backend on 32-bit targets without
     // SIMD, compiled and tested everywhere) equals `soft` for 8, 12 and 20
-    // rounds. Under Miri, one key and two periods each (a re-key included).
+    // rounds, in both forms of its double-round loop: the one this target
+    // runs, and the other (`ROTATIONS_DEFERRED`: 32-bit Arm runs one, other
+    // targets the other). Under Miri, one key and two periods each (a re-key
+    // included).
     #[test]
     fn scalar32_matches_soft() {
         let mut rng = StdRng::seed_from_u64(0x5ca1_a232);
         let (keys, periods) = if cfg!(miri) { (1, 2) } else { (KEYS, 5) };
-        check_scalar32::<8>(&mut rng, keys, periods);
-        check_scalar32::<12>(&mut rng, keys, periods);
-        check_scalar32::<20>(&mut rng, keys, periods);
+        check_scalar32_forms::<8>(&mut rng, keys, periods);
+        check_scalar32_forms::<12>(&mut rng, keys, periods);
+        check_scalar32_forms::<20>(&mut rng, keys, periods);
+    }
+
+    /// [`check_scalar32`] for both forms of the double-round loop.
+    fn check_scalar32_forms<const ROUNDS: usize>(rng: &mut StdRng, keys: usize, periods: usize) {
+        const OTHER: bool = !scalar32::ROTATIONS_DEFERRED;
+        let this: Kernel = scalar32::key_period::<ROUNDS>;
+        let other: Kernel = scalar32::key_period_with::<ROUNDS, OTHER>;
+        check_scalar32::<ROUNDS>(rng, keys, periods, this, "this target's form");
+        check_scalar32::<ROUNDS>(rng, keys, periods, other, "the other form");
     }
 
     // The WebAssembly `simd128` kernel (the portable one in a wasm32 build with
