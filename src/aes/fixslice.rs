@@ -127,22 +127,31 @@ macro_rules! fixsliced_cipher {
         /// `x` has at row `i + rows`, column `c + columns`.
         ///
         /// Bytes whose column does not wrap move by one rotation of the whole word;
-        /// bytes whose column wraps past 3 move one row less. Two rotations and a
-        /// mask.
+        /// bytes whose column wraps past 3 move one row less, which is one row
+        /// more before the same rotation. So: mask each group in place (two
+        /// constant masks), move the wrapping one a row down, merge, and rotate
+        /// the whole. The last rotation is left to the caller's XOR, where ARM
+        /// folds it into the operand (`eor r0, r1, r2, ror #n`), as it does the
+        /// row move into the merge (`orr`): three instructions and no mask held
+        /// in a register. The other form, two rotations merged by a mask, is
+        /// rewritten by the compiler into two ANDs with the mask and its
+        /// complement held in registers, which an ARMv7-M round does not have
+        /// to spare (4% more instructions per byte on the Cortex-M4).
         #[inline(always)]
         fn rotate_rows_and_columns(x: $plane, rows: u32, columns: u32) -> $plane {
             let width = 4 * $row_bits;
             let column_bits = $row_bits / 4;
             let columns = columns % 4;
             let distance = ($row_bits * rows + column_bits * columns) % width;
-            let moved = x.rotate_right(distance);
             if columns == 0 {
-                return moved;
+                return x.rotate_right(distance);
             }
-            let wrapped = x.rotate_right((distance + width - $row_bits) % width);
-            // In every row, the columns `c < 4 - columns`, which do not wrap.
-            let no_wrap = $row_starts * ((1 << ($row_bits - column_bits * columns)) - 1);
-            wrapped ^ ((moved ^ wrapped) & no_wrap)
+            // In every row of the result, the columns `c < 4 - columns`, which
+            // do not wrap; `stays` is where their bytes are in `x`.
+            let no_wrap: $plane = $row_starts * ((1 << ($row_bits - column_bits * columns)) - 1);
+            let stays = no_wrap.rotate_left(distance);
+            let one_row_down = (x & !stays).rotate_left($row_bits);
+            ((x & stays) | one_row_down).rotate_right(distance)
         }
 
         /// ShiftRows applied `times` times (FIPS 197 §5.1.2): row `i` rotates left
