@@ -30,6 +30,13 @@
 //! module holds the packing of two blocks, the key expansion straight into
 //! round keys, and the pool's cached first round.
 //!
+//! Its SubBytes leaves out the S-box's affine constant `0x63` (the four NOT
+//! gates of the circuit, on planes 0, 1, 5 and 6): MixColumns maps a state of
+//! `0x63` in every byte to itself (`2 ^ 3 ^ 1 ^ 1 = 1`), so the constant left
+//! out by each round's SubBytes is added with the round key that follows it
+//! instead, once per key: round keys 1 to 14 are stored with those planes
+//! complemented ([`SBOX_CONSTANT`]). The key schedule's SubWord adds it back.
+//!
 //! # The pool
 //!
 //! A pool is the keystream of counter blocks 0..256, so a counter block is
@@ -47,7 +54,7 @@ use core::fmt;
 use zeroize::Zeroize;
 
 use super::fixslice::fixsliced_cipher;
-use super::soft::{POOL_OUTPUT_BYTES, sbox_circuit};
+use super::soft::POOL_OUTPUT_BYTES;
 
 /// Bytes in one AES block.
 const BLOCK_BYTES: usize = 16;
@@ -72,9 +79,24 @@ const _: () = assert!((NEXT_KEY_BYTES + POOL_OUTPUT_BYTES) / BLOCK_BYTES <= 256)
 /// Two blocks as eight bit planes (see the module docs for the layout).
 type State = [u32; 8];
 
+/// The S-box's affine constant `0x63` in every byte, as planes: all ones in
+/// planes 0, 1, 5 and 6. Left out of [`sbox_circuit`] and added with round
+/// keys 1 to 14 (see the module docs).
+const SBOX_CONSTANT: State = [!0, !0, 0, 0, 0, !0, !0, 0];
+
+/// The S-box circuit of `soft.rs` without its affine constant: `S(x) ^ 0x63`
+/// on every byte. The circuit's NOT gates are undone here, and the compiler
+/// removes both.
+#[inline(always)]
+fn sbox_circuit(planes: State) -> State {
+    zip_planes(super::soft::sbox_circuit(planes), SBOX_CONSTANT, |s, c| {
+        s ^ c
+    })
+}
+
 /// An AES-256 expanded key in the 32-bit fixsliced representation, each round
 /// key repeated in both blocks of a batch and stored with the lag of the state
-/// it is added to.
+/// it is added to; round keys 1 to 14 with [`SBOX_CONSTANT`] added.
 ///
 /// # Security
 ///
@@ -141,7 +163,8 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
 /// its last byte, so after AddRoundKey 0 the 15 other bytes of every block are
 /// those of round key 0, and only byte 15 takes the 256 values
 /// `rk0[15] ^ j`. Their S-box outputs take 8 bitsliced evaluations of 32
-/// bytes instead of one per batch.
+/// bytes instead of one per batch. Like every SubBytes here, without the
+/// S-box constant (see the module docs).
 ///
 /// # Security
 ///
@@ -268,6 +291,7 @@ fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
     let (first, second) = window.split_at(4);
     rk.planes[0] = round_key_planes(first, 0);
     rk.planes[1] = round_key_planes(second, 1);
+    add_round_key(&mut rk.planes[1], &SBOX_CONSTANT);
     // Rcon[i / Nk] = [x^(i/Nk - 1), 0, 0, 0]; AES-256 uses x^0..x^6 only, so
     // doubling never needs the reduction.
     let mut rcon: u32 = 0x0100_0000;
@@ -291,6 +315,7 @@ fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
         window.copy_within(4.., 0);
         window[4..].copy_from_slice(&words);
         rk.planes[round] = round_key_planes(&words, round);
+        add_round_key(&mut rk.planes[round], &SBOX_CONSTANT);
         words.zeroize();
         temp.zeroize();
     }
@@ -298,8 +323,9 @@ fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
 }
 
 /// SubWord: the S-box on each byte of `word`, through the same circuit as the
-/// rounds. Plane `i` gets bit `i` of the four bytes (at bits 0, 8, 16, 24);
-/// the other bits of the planes are don't-cares, masked off at the end.
+/// rounds, its constant `0x63` added back. Plane `i` gets bit `i` of the four
+/// bytes (at bits 0, 8, 16, 24); the other bits of the planes are
+/// don't-cares, masked off at the end.
 #[inline]
 fn sub_word(word: u32) -> u32 {
     const LOW_BITS: u32 = 0x0101_0101;
@@ -310,7 +336,7 @@ fn sub_word(word: u32) -> u32 {
         out |= (plane & LOW_BITS) << i;
     }
     planes.zeroize();
-    out
+    out ^ 0x6363_6363
 }
 
 /// Round key `round` from its four schedule words: given the lag of the state
@@ -492,7 +518,7 @@ mod tests {
     /// One byte through `soft`'s S-box circuit.
     fn soft_sbox(x: u8) -> u8 {
         let planes: [u8; 8] = core::array::from_fn(|i| (x >> i) & 1);
-        let out = sbox_circuit(planes);
+        let out = soft::sbox_circuit(planes);
         (0..8).fold(0, |acc, i| acc | ((out[i] & 1) << i))
     }
 
@@ -506,8 +532,15 @@ mod tests {
         ];
         let mut rk = RoundKeys::zeroed();
         expand_key(&key, &mut rk);
+        // Round keys 1 to 14 hold the S-box constant too (see the module docs).
+        let mut constant = [0u8; BATCH_BYTES];
+        store(&SBOX_CONSTANT, &mut constant);
+        assert_eq!(constant, [0x63; BATCH_BYTES]);
         let words = |round: usize| {
             let mut planes = rk.planes[round];
+            if round > 0 {
+                add_round_key(&mut planes, &SBOX_CONSTANT);
+            }
             shift_rows(&mut planes, round % 4);
             let mut bytes = [0u8; BATCH_BYTES];
             store(&planes, &mut bytes);
