@@ -165,4 +165,25 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
     if portable32 {
         println!("cargo::rustc-cfg=ratchet_rng_portable32");
     }
+
+    // The Thumb-2 assembly S-box of the 32-bit AES kernel (`aes/arm_thumb2.rs`):
+    // the M-profile cores with Thumb-2, named by the target (rustc does not
+    // report `thumb2` as a target feature on stable). Not with `--cfg
+    // ratchet_rng_portable32` alone: that is for other targets.
+    let target = env::var("TARGET").unwrap_or_default();
+    let thumb2 = arch == "arm"
+        && ["thumbv7m-", "thumbv7em-", "thumbv8m.main-"]
+            .iter()
+            .any(|prefix| target.starts_with(prefix));
+    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_arm_thumb2)");
+    if thumb2 && portable32 {
+        println!("cargo::rustc-cfg=ratchet_rng_arm_thumb2");
+    }
+    // The profile's opt-level (Cargo's OPT_LEVEL): built for size ("s", "z"),
+    // the assembly S-box is one function instead of a copy in every round,
+    // which LLVM, seeing one `asm!` statement, would otherwise inline.
+    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_opt_size)");
+    if matches!(env::var("OPT_LEVEL").as_deref(), Ok("s" | "z")) {
+        println!("cargo::rustc-cfg=ratchet_rng_opt_size");
+    }
 }

@@ -84,11 +84,23 @@ type State = [u32; 8];
 /// keys 1 to 14 (see the module docs).
 const SBOX_CONSTANT: State = [!0, !0, 0, 0, 0, !0, !0, 0];
 
-/// The S-box circuit of `soft.rs` without its affine constant: `S(x) ^ 0x63`
-/// on every byte. The circuit's NOT gates are undone here, and the compiler
-/// removes both.
+/// The S-box without its affine constant, `S(x) ^ 0x63` on every byte: the
+/// rounds' SubBytes. On Thumb-2 cores, the same circuit in assembly
+/// (`arm_thumb2.rs`, chosen by `aes.rs`); elsewhere
+/// [`portable_sbox_circuit_without_constant`].
 #[inline(always)]
 fn sbox_circuit(planes: State) -> State {
+    super::sbox32_without_constant(planes)
+}
+
+/// The S-box circuit of `soft.rs` without its affine constant: its NOT gates
+/// are undone here, and the compiler removes both.
+#[cfg_attr(
+    ratchet_rng_arm_thumb2,
+    allow(dead_code, reason = "replaced by the assembly on these cores")
+)]
+#[inline(always)]
+pub(super) fn portable_sbox_circuit_without_constant(planes: State) -> State {
     zip_planes(super::soft::sbox_circuit(planes), SBOX_CONSTANT, |s, c| {
         s ^ c
     })
