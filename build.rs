@@ -186,4 +186,14 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
     if matches!(env::var("OPT_LEVEL").as_deref(), Ok("s" | "z")) {
         println!("cargo::rustc-cfg=ratchet_rng_opt_size");
     }
+    // The 32-bit Keccak kernel's twelve rounds written out with their rotations
+    // carried lazily (`keccak/interleaved32.rs`): about 12 KiB more code, worth it
+    // where the build asks for speed (opt-level 2 and 3), not where it asks for
+    // size ("s", "z") or is a debug build. `--cfg ratchet_rng_keccak_lazy` in
+    // RUSTFLAGS selects it at any opt-level.
+    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_keccak_lazy)");
+    let opt_level = env::var("OPT_LEVEL").unwrap_or_default();
+    if opt_level == "2" || opt_level == "3" {
+        println!("cargo::rustc-cfg=ratchet_rng_keccak_lazy");
+    }
 }

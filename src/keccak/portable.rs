@@ -59,6 +59,14 @@ pub(crate) trait Lane: Copy + Default + Zeroize {
     fn round(a: &mut State<Self>, e: &mut State<Self>, rc: Self) {
         round(a, e, rc);
     }
+
+    /// Keccak-p\[1600, `ROUNDS`\] of `a`, using `scratch` as [`permute_with`]
+    /// does: [`permute_with`] unless the representation has a better
+    /// arrangement of whole permutations.
+    #[inline(always)]
+    fn permute<const ROUNDS: usize>(a: &mut State<Self>, scratch: &mut State<Self>) {
+        permute_with::<Self, ROUNDS>(a, scratch);
+    }
 }
 
 impl Lane for u64 {
@@ -179,7 +187,7 @@ pub(crate) fn round<L: Lane>(a: &State<L>, e: &mut State<L>, rc: L) {
 /// Keccak-p\[1600, `ROUNDS`\] of `a`, using `scratch` for every other round (it
 /// is left holding an earlier state: the caller wipes it).
 #[inline]
-fn permute_with<L: Lane, const ROUNDS: usize>(a: &mut State<L>, scratch: &mut State<L>) {
+pub(crate) fn permute_with<L: Lane, const ROUNDS: usize>(a: &mut State<L>, scratch: &mut State<L>) {
     const { assert!(ROUNDS >= 1 && ROUNDS <= FULL_ROUNDS) };
     let round_constants = &L::ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
     let (pairs, odd) = round_constants.as_chunks::<2>();
@@ -216,7 +224,7 @@ fn store<L: Lane>(a: &mut State<L>, state: &mut [u64; LANES]) {
 pub(crate) fn permute<L: Lane, const ROUNDS: usize>(state: &mut [u64; LANES]) {
     let mut a = load::<L>(state);
     let mut scratch = [L::default(); LANES];
-    permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+    L::permute::<ROUNDS>(&mut a, &mut scratch);
     store(&mut a, state);
     scratch.zeroize();
 }
@@ -267,12 +275,12 @@ pub(crate) fn squeeze_period_kept<L: Lane, const ROUNDS: usize>(
         for (bytes, lane) in words.iter_mut().zip(a.iter()) {
             *bytes = lane.to_u64().to_le_bytes();
         }
-        permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+        L::permute::<ROUNDS>(&mut a, &mut scratch);
     }
     for lane in &mut a[..RATCHET_ZERO_BYTES / 8] {
         *lane = L::default();
     }
-    permute_with::<L, ROUNDS>(&mut a, &mut scratch);
+    L::permute::<ROUNDS>(&mut a, &mut scratch);
     for (word, lane) in state.iter_mut().zip(a.iter()) {
         *word = lane.to_kept();
     }
