@@ -6,7 +6,10 @@
 //! `i64` rotations are native), and the Keccak team's bit-interleaved pairs of
 //! `u32` ([`super::interleaved32::Interleaved`]) on 32-bit cores, where a 64-bit
 //! rotation would cost four instructions and an interleaved one costs two 32-bit
-//! rotations.
+//! rotations. Each representation may arrange whole rounds and permutations its
+//! own way ([`Lane::round`], [`Lane::permute`]): the `u64` lanes keep six lanes
+//! inverted ([`COMPLEMENTED`]) so that chi needs 5 NOTs a round instead of 25,
+//! and the interleaved ones carry rho's rotations lazily at opt-level 2 and 3.
 //!
 //! Everything that depends on a lane's position is a constant of the source: the
 //! columns of theta, the lane taken by pi, its rho offset and the row of chi are
