@@ -187,13 +187,15 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
         println!("cargo::rustc-cfg=ratchet_rng_opt_size");
     }
     // The 32-bit Keccak kernel's twelve rounds written out with their rotations
-    // carried lazily (`keccak/interleaved32.rs`): about 12 KiB more code, worth it
-    // where the build asks for speed (opt-level 2 and 3), not where it asks for
-    // size ("s", "z") or is a debug build. `--cfg ratchet_rng_keccak_lazy` in
-    // RUSTFLAGS selects it at any opt-level.
+    // carried lazily (`keccak/interleaved32.rs`): for 32-bit ARM, whose `eor` and
+    // `bic` rotate an operand for free (on RV32 without Zbb every carried
+    // rotation costs three instructions: 72 -> 116 instructions a byte at
+    // opt-level 3), and where the build asks for speed (opt-level 2 and 3): about
+    // 15 KiB more code, not wanted at "s" or "z". `--cfg ratchet_rng_keccak_lazy`
+    // in RUSTFLAGS selects it on any target and opt-level.
     println!("cargo::rustc-check-cfg=cfg(ratchet_rng_keccak_lazy)");
     let opt_level = env::var("OPT_LEVEL").unwrap_or_default();
-    if opt_level == "2" || opt_level == "3" {
+    if arch == "arm" && (opt_level == "2" || opt_level == "3") {
         println!("cargo::rustc-cfg=ratchet_rng_keccak_lazy");
     }
 }

@@ -9,7 +9,8 @@
 //! rotations. Each representation may arrange whole rounds and permutations its
 //! own way ([`Lane::round`], [`Lane::permute`]): the `u64` lanes keep six lanes
 //! inverted ([`COMPLEMENTED`]) so that chi needs 5 NOTs a round instead of 25,
-//! and the interleaved ones carry rho's rotations lazily at opt-level 2 and 3.
+//! and the interleaved ones carry rho's rotations lazily on 32-bit ARM at
+//! opt-level 2 and 3.
 //!
 //! Everything that depends on a lane's position is a constant of the source: the
 //! columns of theta, the lane taken by pi, its rho offset and the row of chi are
