@@ -236,16 +236,8 @@ fn theta_rho_pi<const X: usize, const Y: usize, const H: usize>(
     d: &[Interleaved; 5],
 ) -> u32 {
     let (source, column, from_odd, rotation) = const {
-        let source = pi_source(X, Y);
-        let offset = RHO_OFFSETS[source];
-        let (from_odd, rotation) = if offset.is_multiple_of(2) {
-            (H == 1, offset / 2)
-        } else if H == 0 {
-            (true, offset / 2 + 1)
-        } else {
-            (false, offset / 2)
-        };
-        (source, source % 5, from_odd, rotation)
+        let (word, rotation) = rho_pi_word(X, Y, H);
+        (word / 2, word / 2 % 5, word % 2 == 1, rotation)
     };
     let (lane, effect) = if from_odd {
         (word::<1>(a, source), d[column].odd)
