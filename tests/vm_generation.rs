@@ -181,10 +181,22 @@ mod inspected {
     }
 
     /// Makes this thread's buffer a whole fresh refill but 8 bytes (whatever
-    /// it drew before): a forced reseed, then one value.
+    /// it drew before): a forced reseed, then one value. Retried while the
+    /// process's first VMClock probe (run by whichever thread's slow path comes
+    /// first) is deciding: its end changes the generation the state was seeded
+    /// under, so the next call rightly discards the buffer, and a test run
+    /// alone (`--exact`, as the mutant runs are) saw 0 bytes buffered.
     fn fresh_buffer() {
-        ratchet_rng::rng().reseed().expect("reseed");
-        let _ = ratchet_rng::u64();
+        for _ in 0..1000 {
+            ratchet_rng::rng().reseed().expect("reseed");
+            let _ = ratchet_rng::u64();
+            let status = ratchet_rng::backends().vm_generation();
+            let settled = !status.starts_with("not probed") && !status.starts_with("probing");
+            if settled && __inspect::thread_state_pages().is_some_and(|p| p.unread.1 >= 512) {
+                return;
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// What a thread saw across a new generation.
@@ -201,11 +213,15 @@ mod inspected {
     /// Seeds this thread, snapshots its buffer, waits at `before` (the new
     /// generation comes while it waits), then draws and compares.
     fn across(before: &Barrier, after: &Barrier) -> Seen {
-        fresh_buffer();
-        let buffered = buffered_windows();
-        let reseeds = __inspect::thread_reseeds();
+        // A panic before the barriers would leave every other thread waiting
+        // at them for ever: it is carried past them and raised after.
+        let setup = std::panic::catch_unwind(|| {
+            fresh_buffer();
+            (buffered_windows(), __inspect::thread_reseeds())
+        });
         before.wait();
         after.wait();
+        let (buffered, reseeds) = setup.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         // Less than the reseed budget (1 MiB): one reseed expected, no more.
         let served = served_windows(3 * 8192);
         Seen {
@@ -220,14 +236,16 @@ mod inspected {
     fn every_thread_after(threads: usize, trigger: impl FnOnce()) {
         let before = Arc::new(Barrier::new(threads + 1));
         let after = Arc::new(Barrier::new(threads + 1));
+        // This thread too: seeded, buffered, then the trigger, then draws. It
+        // goes first, so that a process's first probe is decided by the time
+        // the others buffer (and a panic here leaves no thread at a barrier).
+        fresh_buffer();
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 let (before, after) = (Arc::clone(&before), Arc::clone(&after));
                 std::thread::spawn(move || across(&before, &after))
             })
             .collect();
-        // This thread too: seeded, buffered, then the trigger, then draws.
-        fresh_buffer();
         let buffered = buffered_windows();
         let reseeds = __inspect::thread_reseeds();
         before.wait();
