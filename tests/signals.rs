@@ -303,10 +303,26 @@ extern "C" fn fork_in_handler(signal: libc::c_int) {
     if pid == 0 {
         IN_CHILD.store(true, Ordering::Relaxed);
     } else if pid > 0 {
+        // A free slot exists: at most OUTSTANDING children are unreaped.
+        let _ = CHILDREN.iter().any(|slot| {
+            slot.compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        });
         FORKS.fetch_add(1, Ordering::Relaxed);
     }
     set_errno(saved);
 }
+
+/// The process ids of the children not reaped yet (0: a free slot), so that
+/// children that never exit can be killed and counted.
+static CHILDREN: [AtomicI32; OUTSTANDING] = [const { AtomicI32::new(0) }; OUTSTANDING];
+
+/// How long the parent waits for a child without any child exiting before it
+/// kills the ones left: a child reports in microseconds natively and well
+/// under a second under qemu-user, so only a child stuck for good (once seen
+/// under qemu-aarch64: a forked emulator stuck in its own code translator)
+/// reaches it. It is then a failure with its counts, not a hung test.
+const STUCK: Duration = Duration::from_secs(60);
 
 /// In a child: the values after the in-flight one, sent through the pipe; then
 /// `_exit`. No allocation.
@@ -336,13 +352,30 @@ fn child_reports() -> ! {
 
 /// Reaps every child forked so far (they exit as soon as they have written their
 /// report), then returns what they sent, and how many exited with a failure.
-fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize) {
-    let mut failed = 0;
+fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize, usize) {
+    let (mut failed, mut stuck) = (0, 0);
+    let mut progress = Instant::now();
     while REAPED.load(Ordering::Relaxed) < FORKS.load(Ordering::Relaxed) {
         let mut status = 0;
         // SAFETY: a valid out-pointer; any child of ours.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid <= 0 {
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid == 0 {
+            // Children left, none exited yet.
+            if progress.elapsed() > STUCK {
+                for slot in &CHILDREN {
+                    let child = slot.load(Ordering::Relaxed);
+                    if child > 0 {
+                        // SAFETY: a child of ours, not reaped (its id not reused).
+                        unsafe { libc::kill(child, libc::SIGKILL) };
+                        stuck += 1;
+                    }
+                }
+                progress = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        if pid < 0 {
             // Interrupted by a signal (EINTR), or no child is left to wait for
             // (ECHILD: then the counts disagree, which the caller reports).
             if errno() == libc::EINTR {
@@ -350,6 +383,11 @@ fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize) {
             }
             break;
         }
+        progress = Instant::now();
+        let _ = CHILDREN.iter().any(|slot| {
+            slot.compare_exchange(pid, 0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        });
         REAPED.fetch_add(1, Ordering::Relaxed);
         if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
             failed += 1;
@@ -368,7 +406,7 @@ fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize) {
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
         );
     }
-    (theirs, failed)
+    (theirs, failed, stuck)
 }
 
 fn forks_in_handler(raw: bool) {
@@ -378,6 +416,9 @@ fn forks_in_handler(raw: bool) {
     IN_CHILD.store(false, Ordering::Relaxed);
     FORKS.store(0, Ordering::Relaxed);
     REAPED.store(0, Ordering::Relaxed);
+    for slot in &CHILDREN {
+        slot.store(0, Ordering::Relaxed);
+    }
     let mut fds = [0; 2];
     // SAFETY: room for two descriptors; then the read end made non-blocking (the
     // children's reports fit in the pipe: at most OUTSTANDING * 512 bytes).
@@ -396,7 +437,7 @@ fn forks_in_handler(raw: bool) {
     // The children's values of the previous chunk: they are compared with this
     // chunk's parent values too (a fork near a chunk's end).
     let mut pending: HashSet<u64> = HashSet::new();
-    let (mut child_values, mut zeros, mut shared, mut failed) = (0, 0, 0, 0);
+    let (mut child_values, mut zeros, mut shared, mut failed, mut stuck) = (0, 0, 0, 0, 0);
     let mut bytes = vec![0u8; 1 << 16];
     let start = Instant::now();
     // Armed once: the signals keep their wall-clock rate whatever the loop's speed.
@@ -420,8 +461,9 @@ fn forks_in_handler(raw: bool) {
             child_reports();
         }
         // Every child of this chunk has reported once this returns.
-        let (theirs, bad) = reap_and_read(fds[0], &mut bytes);
+        let (theirs, bad, hung) = reap_and_read(fds[0], &mut bytes);
         failed += bad;
+        stuck += hung;
         child_values += theirs.len();
         zeros += cur.iter().chain(&theirs).filter(|&&v| v == 0).count();
         let fresh: HashSet<u64> = theirs.into_iter().filter(|&v| v != 0).collect();
@@ -435,8 +477,9 @@ fn forks_in_handler(raw: bool) {
     }
     uninstall();
     let forks = FORKS.load(Ordering::Relaxed);
-    let (theirs, bad) = reap_and_read(fds[0], &mut bytes);
+    let (theirs, bad, hung) = reap_and_read(fds[0], &mut bytes);
     failed += bad;
+    stuck += hung;
     child_values += theirs.len();
     zeros += theirs.iter().filter(|&&v| v == 0).count();
     let children = REAPED.load(Ordering::Relaxed);
@@ -448,7 +491,7 @@ fn forks_in_handler(raw: bool) {
     eprintln!(
         "{forks} forks in the handler ({}) in {:.1} s, {children} children reaped, \
          {child_values} child values: {zeros} zero, {shared} equal to a parent's, \
-         {failed} children failed",
+         {failed} children failed ({stuck} of them killed after {STUCK:?} without an exit)",
         if raw { "raw system call" } else { "libc fork" },
         start.elapsed().as_secs_f64(),
     );
