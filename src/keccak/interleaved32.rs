@@ -40,50 +40,62 @@ impl Zeroize for Interleaved {
     }
 }
 
-/// One step of a bit permutation: swaps the bits of `x` selected by `mask` with
-/// those `shift` places above them (Hacker's Delight, 2nd ed., section 7-2).
+/// One step of a bit permutation of the 64 bits of a word pair: swaps the bits
+/// of `hi` selected by `mask` with those of `lo` `shift` places above them (the
+/// "swap-move" of bitsliced code; Hacker's Delight, 2nd ed., section 7-2, across
+/// two words). Four instructions on ARMv7-M, whose `eor` shifts an operand.
 #[inline(always)]
-const fn swap_bits(x: u32, mask: u32, shift: u32) -> u32 {
-    let t = (x ^ (x >> shift)) & mask;
-    x ^ t ^ (t << shift)
+const fn swap_move(lo: u32, hi: u32, mask: u32, shift: u32) -> (u32, u32) {
+    let t = (hi ^ (lo >> shift)) & mask;
+    (lo ^ (t << shift), hi ^ t)
 }
 
-/// Gathers the even-numbered bits of `x` into its low half and the odd-numbered
-/// bits into its high half, each in order.
+/// Swaps the high half of `lo` with the low half of `hi`: [`swap_move`] by 16,
+/// which ARMv7E-M does in two instructions (`pkhbt`, `pkhtb`).
 #[inline(always)]
-const fn unshuffle(x: u32) -> u32 {
-    let x = swap_bits(x, 0x2222_2222, 1);
-    let x = swap_bits(x, 0x0C0C_0C0C, 2);
-    let x = swap_bits(x, 0x00F0_00F0, 4);
-    swap_bits(x, 0x0000_FF00, 8)
+const fn swap_halves(lo: u32, hi: u32) -> (u32, u32) {
+    ((lo & 0xFFFF) | (hi << 16), (lo >> 16) | (hi & 0xFFFF_0000))
 }
 
-/// The inverse of [`unshuffle`]: the same swaps in the reverse order.
+/// Bit `i` of the 64-bit pair `(lo, hi)` (`i` < 32 in `lo`) to bit `2i` of the
+/// result if `i` < 32 and to bit `2(i - 32) + 1` otherwise: from the even and
+/// odd bits of a lane to the lane. The bit positions have six index bits, and
+/// the permutation rotates them (bit 5, which word, becomes bit 0; bits 0..4
+/// move up one): five transpositions of index bits, each with bit 5, so each
+/// is one swap between the two words (the cycle written as a star): bit 5 with
+/// bit 0, then with 1, 2, 3 and 4. The masks select the bits whose position
+/// has bit `j` clear.
 #[inline(always)]
-const fn shuffle(x: u32) -> u32 {
-    let x = swap_bits(x, 0x0000_FF00, 8);
-    let x = swap_bits(x, 0x00F0_00F0, 4);
-    let x = swap_bits(x, 0x0C0C_0C0C, 2);
-    swap_bits(x, 0x2222_2222, 1)
+const fn interleave(even: u32, odd: u32) -> (u32, u32) {
+    let (lo, hi) = swap_move(even, odd, 0x5555_5555, 1);
+    let (lo, hi) = swap_move(lo, hi, 0x3333_3333, 2);
+    let (lo, hi) = swap_move(lo, hi, 0x0F0F_0F0F, 4);
+    let (lo, hi) = swap_move(lo, hi, 0x00FF_00FF, 8);
+    swap_halves(lo, hi)
+}
+
+/// The inverse of [`interleave`]: the same swaps in the reverse order.
+#[inline(always)]
+const fn deinterleave(lo: u32, hi: u32) -> (u32, u32) {
+    let (even, odd) = swap_halves(lo, hi);
+    let (even, odd) = swap_move(even, odd, 0x00FF_00FF, 8);
+    let (even, odd) = swap_move(even, odd, 0x0F0F_0F0F, 4);
+    let (even, odd) = swap_move(even, odd, 0x3333_3333, 2);
+    swap_move(even, odd, 0x5555_5555, 1)
 }
 
 impl Interleaved {
     /// The lane `lane`, interleaved.
     #[inline(always)]
     const fn new(lane: u64) -> Self {
-        let low = unshuffle(lane as u32);
-        let high = unshuffle((lane >> 32) as u32);
-        Self {
-            even: (low & 0xFFFF) | (high << 16),
-            odd: (low >> 16) | (high & 0xFFFF_0000),
-        }
+        let (even, odd) = deinterleave(lane as u32, (lane >> 32) as u32);
+        Self { even, odd }
     }
 
     /// The lane as a `u64`.
     #[inline(always)]
     const fn lane(self) -> u64 {
-        let low = shuffle((self.even & 0xFFFF) | (self.odd << 16));
-        let high = shuffle((self.even >> 16) | (self.odd & 0xFFFF_0000));
+        let (low, high) = interleave(self.even, self.odd);
         ((high as u64) << 32) | low as u64
     }
 }
