@@ -26,8 +26,10 @@ use super::portable::{Lane, State, permute_with, pi_source};
 use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
 use super::{FULL_ROUNDS, LANES};
 
-/// A lane as its even-numbered and odd-numbered bits.
+/// A lane as its even-numbered and odd-numbered bits. `repr(C)`: the even word,
+/// then the odd word, as the assembly kernel (`arm_thumb2.rs`) reads a state.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub(crate) struct Interleaved {
     even: u32,
     odd: u32,
@@ -177,7 +179,7 @@ impl Lane for Interleaved {
     fn permute<const ROUNDS: usize>(a: &mut State<Self>, scratch: &mut State<Self>) {
         // Compile-time choices: the build's opt-level and the round count.
         if cfg!(ratchet_rng_keccak_lazy) && ROUNDS.is_multiple_of(LAZY_ROUNDS) {
-            permute_lazy::<ROUNDS>(a, scratch);
+            super::interleaved_lazy_permute::<ROUNDS>(a, scratch);
         } else {
             permute_with::<Self, ROUNDS>(a, scratch);
         }
@@ -344,6 +346,10 @@ fn parity<const X: usize>(a: &Cells, e: &Cells) {
 const LAZY_ROUNDS: usize = 12;
 
 /// Words of a state: word `2 * i + h` is half `h` (0 even, 1 odd) of lane `i`.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 const WORDS: usize = 2 * LANES;
 
 /// The word of the state before rho and pi that word `h` of lane `(x, y)` is
@@ -363,6 +369,10 @@ const fn rho_pi_word(x: usize, y: usize, h: usize) -> (usize, u32) {
 
 /// The left rotation that takes a word held in frame `from` to frame `to` (see
 /// [`FRAMES`]).
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 const fn reframe(from: u32, to: u32) -> u32 {
     (from + 32 - to) % 32
 }
@@ -378,6 +388,10 @@ const fn reframe(from: u32, to: u32) -> u32 {
 /// Every operation takes its operands into the frame of one of them, and its
 /// result is held in that frame. After the block's last round every word is back
 /// in frame 0, so that a block of 12 rounds starts and ends in the usual form.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 const FRAMES: [[u32; WORDS]; LAZY_ROUNDS + 1] = {
     let mut frames = [[0; WORDS]; LAZY_ROUNDS + 1];
     let mut r = 0;
@@ -395,6 +409,10 @@ const FRAMES: [[u32; WORDS]; LAZY_ROUNDS + 1] = {
 
 /// The frame in which word `h` of lane `(x, y)` enters chi: that of the word it
 /// comes from, plus its rho rotation. chi's result is held in the same frame.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 const fn chi_input_frame(frames: &[u32; WORDS], x: usize, y: usize, h: usize) -> u32 {
     let (source, rotation) = rho_pi_word(x, y, h);
     (frames[source] + rotation) % 32
@@ -402,6 +420,10 @@ const fn chi_input_frame(frames: &[u32; WORDS], x: usize, y: usize, h: usize) ->
 
 /// theta's column parity of column `X`, word `H`, before round `R`: in the
 /// frame of the column's first word.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(always)]
 fn lazy_column<const R: usize, const X: usize, const H: usize>(a: &Cells) -> u32 {
     let [r1, r2, r3, r4] = const {
@@ -422,6 +444,10 @@ fn lazy_column<const R: usize, const X: usize, const H: usize>(a: &Cells) -> u32
 }
 
 /// [`parity`] before round `R`.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(always)]
 fn lazy_parity<const R: usize, const X: usize>(a: &Cells, e: &Cells) {
     e[20 + X].set(Interleaved {
@@ -432,6 +458,10 @@ fn lazy_parity<const R: usize, const X: usize>(a: &Cells, e: &Cells) {
 
 /// [`theta_effect`] before round `R`, from parities in their frames: each word
 /// in the frame of the parity of column `X - 1`.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(always)]
 fn lazy_theta_effect<const R: usize, const X: usize>(c: &[Interleaved; 5]) -> Interleaved {
     let (left, right) = const { ((X + 4) % 5, (X + 1) % 5) };
@@ -452,6 +482,10 @@ fn lazy_theta_effect<const R: usize, const X: usize>(c: &[Interleaved; 5]) -> In
 /// Word `H` of the lane that lands at `(X, Y)` after theta, rho and pi in round
 /// `R`, held in the frame [`chi_input_frame`]: theta's effect is taken into the
 /// frame of the word, and rho's rotation only changes the frame.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(always)]
 fn lazy_theta_rho_pi<const R: usize, const X: usize, const Y: usize, const H: usize>(
     a: &Cells,
@@ -475,6 +509,10 @@ fn lazy_theta_rho_pi<const R: usize, const X: usize, const Y: usize, const H: us
 /// `b0 ^ (!b1 & b2)` as one `bic` in the frame of `b2` and one `eor` into the
 /// frame of `b0`, and the result is held in the frame of `FRAMES[R + 1]` (that
 /// of `b0`, but 0 after the last round of a block).
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(always)]
 fn lazy_half_row<const R: usize, const Y: usize, const H: usize>(
     a: &Cells,
@@ -529,6 +567,10 @@ fn lazy_half_row<const R: usize, const Y: usize, const H: usize>(
 /// Round `R` of a block of the lazy kernel from `a` into `e`: [`round_cells`]
 /// with every word held in its frame of [`FRAMES`]. One function per round, as
 /// the frames differ from round to round.
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
 #[inline(never)]
 fn lazy_round<const R: usize>(a: &Cells, e: &Cells, rc: Interleaved) {
     lazy_parity::<R, 0>(a, e);
@@ -570,7 +612,14 @@ fn lazy_round<const R: usize>(a: &Cells, e: &Cells, rc: Interleaved) {
 /// round (465 -> 414 instructions), for some 15 KiB of code. Not on cores
 /// without that shifter (RV32: each carried rotation would cost three
 /// instructions).
-fn permute_lazy<const ROUNDS: usize>(a: &mut State<Interleaved>, scratch: &mut State<Interleaved>) {
+#[cfg_attr(
+    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
+    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
+)]
+pub(super) fn permute_lazy<const ROUNDS: usize>(
+    a: &mut State<Interleaved>,
+    scratch: &mut State<Interleaved>,
+) {
     // Not a `const` assertion: the function is instantiated, unused, for every
     // round count of [`Lane::permute`]. Decided at compile time all the same.
     assert!(ROUNDS.is_multiple_of(LAZY_ROUNDS), "whole blocks of rounds");
