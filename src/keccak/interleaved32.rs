@@ -611,7 +611,10 @@ fn lazy_round<const R: usize>(a: &Cells, e: &Cells, rc: Interleaved) {
 /// and `bic` rotate an operand for free, it saves rho's four dozen rotations a
 /// round (465 -> 414 instructions), for some 15 KiB of code. Not on cores
 /// without that shifter (RV32: each carried rotation would cost three
-/// instructions).
+/// instructions). On Thumb-2 cores (`cfg(ratchet_rng_arm_thumb2)`) the same
+/// rounds run as assembly (`arm_thumb2.rs`, about 350 instructions a round;
+/// `keccak.rs` chooses), and this kernel is their reference here, tested
+/// against the specification.
 #[cfg_attr(
     all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
     allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
