@@ -108,7 +108,7 @@ use crate::backend::KeccakBackend;
 #[cfg(all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy))]
 use arm_thumb2::permute as interleaved_lazy_permute;
 #[cfg(not(all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy)))]
-use interleaved32::permute_lazy as interleaved_lazy_permute;
+use interleaved32::lazy::permute_lazy as interleaved_lazy_permute;
 pub(crate) use soft::{FULL_ROUNDS, LANES, Sponge};
 
 /// The lane representation of the portable kernel on this target: plain `u64`

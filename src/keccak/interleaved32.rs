@@ -178,7 +178,7 @@ impl Lane for Interleaved {
     #[inline(always)]
     fn permute<const ROUNDS: usize>(a: &mut State<Self>, scratch: &mut State<Self>) {
         // Compile-time choices: the build's opt-level and the round count.
-        if cfg!(ratchet_rng_keccak_lazy) && ROUNDS.is_multiple_of(LAZY_ROUNDS) {
+        if cfg!(ratchet_rng_keccak_lazy) && ROUNDS.is_multiple_of(lazy::LAZY_ROUNDS) {
             super::interleaved_lazy_permute::<ROUNDS>(a, scratch);
         } else {
             permute_with::<Self, ROUNDS>(a, scratch);
@@ -342,16 +342,6 @@ fn parity<const X: usize>(a: &Cells, e: &Cells) {
     });
 }
 
-/// Rounds in one written-out block of the lazy kernel ([`permute_lazy`]).
-const LAZY_ROUNDS: usize = 12;
-
-/// Words of a state: word `2 * i + h` is half `h` (0 even, 1 odd) of lane `i`.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-const WORDS: usize = 2 * LANES;
-
 /// The word of the state before rho and pi that word `h` of lane `(x, y)` is
 /// taken from, and the rotation of that word (see [`theta_rho_pi`]).
 const fn rho_pi_word(x: usize, y: usize, h: usize) -> (usize, u32) {
@@ -367,281 +357,259 @@ const fn rho_pi_word(x: usize, y: usize, h: usize) -> (usize, u32) {
     (2 * source + from_odd as usize, rotation % 32)
 }
 
-/// The left rotation that takes a word held in frame `from` to frame `to` (see
-/// [`FRAMES`]).
+/// The lazy kernel ([`lazy::permute_lazy`]): the rounds written out with rho
+/// carried in the operand shifter. On Thumb-2 cores its rounds run as assembly
+/// (`arm_thumb2.rs`, `keccak.rs` chooses) and it is their reference, tested
+/// against the specification on the host; there the build has no caller of it.
 #[cfg_attr(
     all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
     allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
 )]
-const fn reframe(from: u32, to: u32) -> u32 {
-    (from + 32 - to) % 32
-}
+pub(super) mod lazy {
+    use super::*;
 
-/// The frames of the lazy kernel: before round `r` of a block ([`lazy_round`]),
-/// word `w` of the state is held rotated, its value being the held word rotated
-/// left by `FRAMES[r][w]`.
-///
-/// The Keccak team's "lazy rotation" (XKCP's ARMv7-M code): rho is never
-/// computed. A rotation in the source becomes an amount of the next instruction
-/// that reads the word, which ARM's barrel shifter applies for free (`eor r0, r1,
-/// r2, ror #n`, `bic r0, r1, r2, ror #n`); only the frame of each word changes.
-/// Every operation takes its operands into the frame of one of them, and its
-/// result is held in that frame. After the block's last round every word is back
-/// in frame 0, so that a block of 12 rounds starts and ends in the usual form.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-const FRAMES: [[u32; WORDS]; LAZY_ROUNDS + 1] = {
-    let mut frames = [[0; WORDS]; LAZY_ROUNDS + 1];
-    let mut r = 0;
-    while r + 1 < LAZY_ROUNDS {
-        let mut w = 0;
-        while w < WORDS {
-            let (lane, h) = (w / 2, w % 2);
-            frames[r + 1][w] = chi_input_frame(&frames[r], lane % 5, lane / 5, h);
-            w += 1;
-        }
-        r += 1;
+    /// Rounds in one written-out block of the lazy kernel ([`permute_lazy`]).
+    pub(super) const LAZY_ROUNDS: usize = 12;
+
+    /// Words of a state: word `2 * i + h` is half `h` (0 even, 1 odd) of lane `i`.
+    const WORDS: usize = 2 * LANES;
+
+    /// The left rotation that takes a word held in frame `from` to frame `to` (see
+    /// [`FRAMES`]).
+    const fn reframe(from: u32, to: u32) -> u32 {
+        (from + 32 - to) % 32
     }
-    frames
-};
 
-/// The frame in which word `h` of lane `(x, y)` enters chi: that of the word it
-/// comes from, plus its rho rotation. chi's result is held in the same frame.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-const fn chi_input_frame(frames: &[u32; WORDS], x: usize, y: usize, h: usize) -> u32 {
-    let (source, rotation) = rho_pi_word(x, y, h);
-    (frames[source] + rotation) % 32
-}
-
-/// theta's column parity of column `X`, word `H`, before round `R`: in the
-/// frame of the column's first word.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(always)]
-fn lazy_column<const R: usize, const X: usize, const H: usize>(a: &Cells) -> u32 {
-    let [r1, r2, r3, r4] = const {
-        let f = &FRAMES[R];
-        let base = f[2 * X + H];
-        [
-            reframe(f[2 * (X + 5) + H], base),
-            reframe(f[2 * (X + 10) + H], base),
-            reframe(f[2 * (X + 15) + H], base),
-            reframe(f[2 * (X + 20) + H], base),
-        ]
-    };
-    word::<H>(a, X)
-        ^ word::<H>(a, X + 5).rotate_left(r1)
-        ^ word::<H>(a, X + 10).rotate_left(r2)
-        ^ word::<H>(a, X + 15).rotate_left(r3)
-        ^ word::<H>(a, X + 20).rotate_left(r4)
-}
-
-/// [`parity`] before round `R`.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(always)]
-fn lazy_parity<const R: usize, const X: usize>(a: &Cells, e: &Cells) {
-    e[20 + X].set(Interleaved {
-        even: lazy_column::<R, X, 0>(a),
-        odd: lazy_column::<R, X, 1>(a),
-    });
-}
-
-/// [`theta_effect`] before round `R`, from parities in their frames: each word
-/// in the frame of the parity of column `X - 1`.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(always)]
-fn lazy_theta_effect<const R: usize, const X: usize>(c: &[Interleaved; 5]) -> Interleaved {
-    let (left, right) = const { ((X + 4) % 5, (X + 1) % 5) };
-    let (to_even, to_odd) = const {
-        let (left, right) = ((X + 4) % 5, (X + 1) % 5);
-        let f = &FRAMES[R];
-        (
-            (reframe(f[2 * right + 1], f[2 * left]) + 1) % 32,
-            reframe(f[2 * right], f[2 * left + 1]),
-        )
-    };
-    Interleaved {
-        even: c[left].even ^ c[right].odd.rotate_left(to_even),
-        odd: c[left].odd ^ c[right].even.rotate_left(to_odd),
-    }
-}
-
-/// Word `H` of the lane that lands at `(X, Y)` after theta, rho and pi in round
-/// `R`, held in the frame [`chi_input_frame`]: theta's effect is taken into the
-/// frame of the word, and rho's rotation only changes the frame.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(always)]
-fn lazy_theta_rho_pi<const R: usize, const X: usize, const Y: usize, const H: usize>(
-    a: &Cells,
-    d: &[Interleaved; 5],
-) -> u32 {
-    let (lane, half, effect_rotation) = const {
-        let (source, _) = rho_pi_word(X, Y, H);
-        let (lane, half) = (source / 2, source % 2);
-        // The effects are in the frames of the parities (lazy_theta_effect).
-        let effect_frame = FRAMES[R][2 * ((lane % 5 + 4) % 5) + half];
-        (lane, half, reframe(effect_frame, FRAMES[R][source]))
-    };
-    if half == 0 {
-        word::<0>(a, lane) ^ d[lane % 5].even.rotate_left(effect_rotation)
-    } else {
-        word::<1>(a, lane) ^ d[lane % 5].odd.rotate_left(effect_rotation)
-    }
-}
-
-/// [`half_row`] in round `R`: chi takes its operands into each other's frames,
-/// `b0 ^ (!b1 & b2)` as one `bic` in the frame of `b2` and one `eor` into the
-/// frame of `b0`, and the result is held in the frame of `FRAMES[R + 1]` (that
-/// of `b0`, but 0 after the last round of a block).
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(always)]
-fn lazy_half_row<const R: usize, const Y: usize, const H: usize>(
-    a: &Cells,
-    d: &[Interleaved; 5],
-    e: &Cells,
-    rc: u32,
-) {
-    let b = [
-        lazy_theta_rho_pi::<R, 0, Y, H>(a, d),
-        lazy_theta_rho_pi::<R, 1, Y, H>(a, d),
-        lazy_theta_rho_pi::<R, 2, Y, H>(a, d),
-        lazy_theta_rho_pi::<R, 3, Y, H>(a, d),
-        lazy_theta_rho_pi::<R, 4, Y, H>(a, d),
-    ];
-    // For each output word k: the rotations taking b[k + 1] into the frame of
-    // b[k + 2], the and-not into the frame of b[k], and the result into its
-    // frame after the round; then the round constant's rotation into lane 0's.
-    let (rotations, rc_rotation) = const {
-        let mut fb = [0; 5];
-        let mut x = 0;
-        while x < 5 {
-            fb[x] = chi_input_frame(&FRAMES[R], x, Y, H);
-            x += 1;
+    /// The frames of the lazy kernel: before round `r` of a block ([`lazy_round`]),
+    /// word `w` of the state is held rotated, its value being the held word rotated
+    /// left by `FRAMES[r][w]`.
+    ///
+    /// The Keccak team's "lazy rotation" (XKCP's ARMv7-M code): rho is never
+    /// computed. A rotation in the source becomes an amount of the next instruction
+    /// that reads the word, which ARM's barrel shifter applies for free (`eor r0, r1,
+    /// r2, ror #n`, `bic r0, r1, r2, ror #n`); only the frame of each word changes.
+    /// Every operation takes its operands into the frame of one of them, and its
+    /// result is held in that frame. After the block's last round every word is back
+    /// in frame 0, so that a block of 12 rounds starts and ends in the usual form.
+    const FRAMES: [[u32; WORDS]; LAZY_ROUNDS + 1] = {
+        let mut frames = [[0; WORDS]; LAZY_ROUNDS + 1];
+        let mut r = 0;
+        while r + 1 < LAZY_ROUNDS {
+            let mut w = 0;
+            while w < WORDS {
+                let (lane, h) = (w / 2, w % 2);
+                frames[r + 1][w] = chi_input_frame(&frames[r], lane % 5, lane / 5, h);
+                w += 1;
+            }
+            r += 1;
         }
-        let mut rotations = [[0; 3]; 5];
-        let mut k = 0;
-        while k < 5 {
-            let (k1, k2) = ((k + 1) % 5, (k + 2) % 5);
-            let out = FRAMES[R + 1][2 * (5 * Y + k) + H];
-            rotations[k] = [
-                reframe(fb[k1], fb[k2]),
-                reframe(fb[k2], fb[k]),
-                reframe(fb[k], out),
-            ];
-            k += 1;
+        frames
+    };
+
+    /// The frame in which word `h` of lane `(x, y)` enters chi: that of the word it
+    /// comes from, plus its rho rotation. chi's result is held in the same frame.
+    const fn chi_input_frame(frames: &[u32; WORDS], x: usize, y: usize, h: usize) -> u32 {
+        let (source, rotation) = rho_pi_word(x, y, h);
+        (frames[source] + rotation) % 32
+    }
+
+    /// theta's column parity of column `X`, word `H`, before round `R`: in the
+    /// frame of the column's first word.
+    #[inline(always)]
+    fn lazy_column<const R: usize, const X: usize, const H: usize>(a: &Cells) -> u32 {
+        let [r1, r2, r3, r4] = const {
+            let f = &FRAMES[R];
+            let base = f[2 * X + H];
+            [
+                reframe(f[2 * (X + 5) + H], base),
+                reframe(f[2 * (X + 10) + H], base),
+                reframe(f[2 * (X + 15) + H], base),
+                reframe(f[2 * (X + 20) + H], base),
+            ]
+        };
+        word::<H>(a, X)
+            ^ word::<H>(a, X + 5).rotate_left(r1)
+            ^ word::<H>(a, X + 10).rotate_left(r2)
+            ^ word::<H>(a, X + 15).rotate_left(r3)
+            ^ word::<H>(a, X + 20).rotate_left(r4)
+    }
+
+    /// [`parity`] before round `R`.
+    #[inline(always)]
+    fn lazy_parity<const R: usize, const X: usize>(a: &Cells, e: &Cells) {
+        e[20 + X].set(Interleaved {
+            even: lazy_column::<R, X, 0>(a),
+            odd: lazy_column::<R, X, 1>(a),
+        });
+    }
+
+    /// [`theta_effect`] before round `R`, from parities in their frames: each word
+    /// in the frame of the parity of column `X - 1`.
+    #[inline(always)]
+    fn lazy_theta_effect<const R: usize, const X: usize>(c: &[Interleaved; 5]) -> Interleaved {
+        let (left, right) = const { ((X + 4) % 5, (X + 1) % 5) };
+        let (to_even, to_odd) = const {
+            let (left, right) = ((X + 4) % 5, (X + 1) % 5);
+            let f = &FRAMES[R];
+            (
+                (reframe(f[2 * right + 1], f[2 * left]) + 1) % 32,
+                reframe(f[2 * right], f[2 * left + 1]),
+            )
+        };
+        Interleaved {
+            even: c[left].even ^ c[right].odd.rotate_left(to_even),
+            odd: c[left].odd ^ c[right].even.rotate_left(to_odd),
         }
-        (rotations, reframe(0, FRAMES[R + 1][2 * (5 * Y) + H]))
-    };
-    let chi = |k: usize| {
-        let [to_b2, to_b0, to_out] = rotations[k];
-        let and_not = b[(k + 2) % 5] & !b[(k + 1) % 5].rotate_left(to_b2);
-        (b[k] ^ and_not.rotate_left(to_b0)).rotate_left(to_out)
-    };
-    let y = const { 5 * Y };
-    set_word::<H>(e, y, chi(0) ^ rc.rotate_left(rc_rotation));
-    set_word::<H>(e, y + 1, chi(1));
-    set_word::<H>(e, y + 2, chi(2));
-    set_word::<H>(e, y + 3, chi(3));
-    set_word::<H>(e, y + 4, chi(4));
-}
+    }
 
-/// Round `R` of a block of the lazy kernel from `a` into `e`: [`round_cells`]
-/// with every word held in its frame of [`FRAMES`]. One function per round, as
-/// the frames differ from round to round.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-#[inline(never)]
-fn lazy_round<const R: usize>(a: &Cells, e: &Cells, rc: Interleaved) {
-    lazy_parity::<R, 0>(a, e);
-    lazy_parity::<R, 1>(a, e);
-    lazy_parity::<R, 2>(a, e);
-    lazy_parity::<R, 3>(a, e);
-    lazy_parity::<R, 4>(a, e);
-    let c = [
-        e[20].get(),
-        e[21].get(),
-        e[22].get(),
-        e[23].get(),
-        e[24].get(),
-    ];
-    let d = [
-        lazy_theta_effect::<R, 0>(&c),
-        lazy_theta_effect::<R, 1>(&c),
-        lazy_theta_effect::<R, 2>(&c),
-        lazy_theta_effect::<R, 3>(&c),
-        lazy_theta_effect::<R, 4>(&c),
-    ];
-    lazy_half_row::<R, 0, 0>(a, &d, e, rc.even);
-    lazy_half_row::<R, 0, 1>(a, &d, e, rc.odd);
-    lazy_half_row::<R, 1, 0>(a, &d, e, 0);
-    lazy_half_row::<R, 1, 1>(a, &d, e, 0);
-    lazy_half_row::<R, 2, 0>(a, &d, e, 0);
-    lazy_half_row::<R, 2, 1>(a, &d, e, 0);
-    lazy_half_row::<R, 3, 0>(a, &d, e, 0);
-    lazy_half_row::<R, 3, 1>(a, &d, e, 0);
-    lazy_half_row::<R, 4, 0>(a, &d, e, 0);
-    lazy_half_row::<R, 4, 1>(a, &d, e, 0);
-}
+    /// Word `H` of the lane that lands at `(X, Y)` after theta, rho and pi in round
+    /// `R`, held in the frame [`chi_input_frame`]: theta's effect is taken into the
+    /// frame of the word, and rho's rotation only changes the frame.
+    #[inline(always)]
+    fn lazy_theta_rho_pi<const R: usize, const X: usize, const Y: usize, const H: usize>(
+        a: &Cells,
+        d: &[Interleaved; 5],
+    ) -> u32 {
+        let (lane, half, effect_rotation) = const {
+            let (source, _) = rho_pi_word(X, Y, H);
+            let (lane, half) = (source / 2, source % 2);
+            // The effects are in the frames of the parities (lazy_theta_effect).
+            let effect_frame = FRAMES[R][2 * ((lane % 5 + 4) % 5) + half];
+            (lane, half, reframe(effect_frame, FRAMES[R][source]))
+        };
+        if half == 0 {
+            word::<0>(a, lane) ^ d[lane % 5].even.rotate_left(effect_rotation)
+        } else {
+            word::<1>(a, lane) ^ d[lane % 5].odd.rotate_left(effect_rotation)
+        }
+    }
 
-/// Keccak-p\[1600, `ROUNDS`\] (a multiple of 12) of `a`, in blocks of 12
-/// written-out rounds with lazy rotation ([`FRAMES`]); `scratch` as in
-/// [`permute_with`]. Chosen on 32-bit ARM at opt-level 2 and 3
-/// (`cfg(ratchet_rng_keccak_lazy)`, build.rs): on an ARMv7-M core, whose `eor`
-/// and `bic` rotate an operand for free, it saves rho's four dozen rotations a
-/// round (465 -> 414 instructions), for some 15 KiB of code. Not on cores
-/// without that shifter (RV32: each carried rotation would cost three
-/// instructions). On Thumb-2 cores (`cfg(ratchet_rng_arm_thumb2)`) the same
-/// rounds run as assembly (`arm_thumb2.rs`, about 350 instructions a round;
-/// `keccak.rs` chooses), and this kernel is their reference here, tested
-/// against the specification.
-#[cfg_attr(
-    all(ratchet_rng_arm_thumb2, ratchet_rng_keccak_lazy),
-    allow(dead_code, reason = "arm_thumb2.rs runs the lazy rounds")
-)]
-pub(super) fn permute_lazy<const ROUNDS: usize>(
-    a: &mut State<Interleaved>,
-    scratch: &mut State<Interleaved>,
-) {
-    // Not a `const` assertion: the function is instantiated, unused, for every
-    // round count of [`Lane::permute`]. Decided at compile time all the same.
-    assert!(ROUNDS.is_multiple_of(LAZY_ROUNDS), "whole blocks of rounds");
-    let (a, e) = (cells(a), cells(scratch));
-    let round_constants = &<Interleaved as Lane>::ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
-    let (blocks, _) = round_constants.as_chunks::<LAZY_ROUNDS>();
-    for rc in blocks {
-        lazy_round::<0>(a, e, rc[0]);
-        lazy_round::<1>(e, a, rc[1]);
-        lazy_round::<2>(a, e, rc[2]);
-        lazy_round::<3>(e, a, rc[3]);
-        lazy_round::<4>(a, e, rc[4]);
-        lazy_round::<5>(e, a, rc[5]);
-        lazy_round::<6>(a, e, rc[6]);
-        lazy_round::<7>(e, a, rc[7]);
-        lazy_round::<8>(a, e, rc[8]);
-        lazy_round::<9>(e, a, rc[9]);
-        lazy_round::<10>(a, e, rc[10]);
-        lazy_round::<11>(e, a, rc[11]);
+    /// [`half_row`] in round `R`: chi takes its operands into each other's frames,
+    /// `b0 ^ (!b1 & b2)` as one `bic` in the frame of `b2` and one `eor` into the
+    /// frame of `b0`, and the result is held in the frame of `FRAMES[R + 1]` (that
+    /// of `b0`, but 0 after the last round of a block).
+    #[inline(always)]
+    fn lazy_half_row<const R: usize, const Y: usize, const H: usize>(
+        a: &Cells,
+        d: &[Interleaved; 5],
+        e: &Cells,
+        rc: u32,
+    ) {
+        let b = [
+            lazy_theta_rho_pi::<R, 0, Y, H>(a, d),
+            lazy_theta_rho_pi::<R, 1, Y, H>(a, d),
+            lazy_theta_rho_pi::<R, 2, Y, H>(a, d),
+            lazy_theta_rho_pi::<R, 3, Y, H>(a, d),
+            lazy_theta_rho_pi::<R, 4, Y, H>(a, d),
+        ];
+        // For each output word k: the rotations taking b[k + 1] into the frame of
+        // b[k + 2], the and-not into the frame of b[k], and the result into its
+        // frame after the round; then the round constant's rotation into lane 0's.
+        let (rotations, rc_rotation) = const {
+            let mut fb = [0; 5];
+            let mut x = 0;
+            while x < 5 {
+                fb[x] = chi_input_frame(&FRAMES[R], x, Y, H);
+                x += 1;
+            }
+            let mut rotations = [[0; 3]; 5];
+            let mut k = 0;
+            while k < 5 {
+                let (k1, k2) = ((k + 1) % 5, (k + 2) % 5);
+                let out = FRAMES[R + 1][2 * (5 * Y + k) + H];
+                rotations[k] = [
+                    reframe(fb[k1], fb[k2]),
+                    reframe(fb[k2], fb[k]),
+                    reframe(fb[k], out),
+                ];
+                k += 1;
+            }
+            (rotations, reframe(0, FRAMES[R + 1][2 * (5 * Y) + H]))
+        };
+        let chi = |k: usize| {
+            let [to_b2, to_b0, to_out] = rotations[k];
+            let and_not = b[(k + 2) % 5] & !b[(k + 1) % 5].rotate_left(to_b2);
+            (b[k] ^ and_not.rotate_left(to_b0)).rotate_left(to_out)
+        };
+        let y = const { 5 * Y };
+        set_word::<H>(e, y, chi(0) ^ rc.rotate_left(rc_rotation));
+        set_word::<H>(e, y + 1, chi(1));
+        set_word::<H>(e, y + 2, chi(2));
+        set_word::<H>(e, y + 3, chi(3));
+        set_word::<H>(e, y + 4, chi(4));
+    }
+
+    /// Round `R` of a block of the lazy kernel from `a` into `e`: [`round_cells`]
+    /// with every word held in its frame of [`FRAMES`]. One function per round, as
+    /// the frames differ from round to round.
+    #[inline(never)]
+    fn lazy_round<const R: usize>(a: &Cells, e: &Cells, rc: Interleaved) {
+        lazy_parity::<R, 0>(a, e);
+        lazy_parity::<R, 1>(a, e);
+        lazy_parity::<R, 2>(a, e);
+        lazy_parity::<R, 3>(a, e);
+        lazy_parity::<R, 4>(a, e);
+        let c = [
+            e[20].get(),
+            e[21].get(),
+            e[22].get(),
+            e[23].get(),
+            e[24].get(),
+        ];
+        let d = [
+            lazy_theta_effect::<R, 0>(&c),
+            lazy_theta_effect::<R, 1>(&c),
+            lazy_theta_effect::<R, 2>(&c),
+            lazy_theta_effect::<R, 3>(&c),
+            lazy_theta_effect::<R, 4>(&c),
+        ];
+        lazy_half_row::<R, 0, 0>(a, &d, e, rc.even);
+        lazy_half_row::<R, 0, 1>(a, &d, e, rc.odd);
+        lazy_half_row::<R, 1, 0>(a, &d, e, 0);
+        lazy_half_row::<R, 1, 1>(a, &d, e, 0);
+        lazy_half_row::<R, 2, 0>(a, &d, e, 0);
+        lazy_half_row::<R, 2, 1>(a, &d, e, 0);
+        lazy_half_row::<R, 3, 0>(a, &d, e, 0);
+        lazy_half_row::<R, 3, 1>(a, &d, e, 0);
+        lazy_half_row::<R, 4, 0>(a, &d, e, 0);
+        lazy_half_row::<R, 4, 1>(a, &d, e, 0);
+    }
+
+    /// Keccak-p\[1600, `ROUNDS`\] (a multiple of 12) of `a`, in blocks of 12
+    /// written-out rounds with lazy rotation ([`FRAMES`]); `scratch` as in
+    /// [`permute_with`]. Chosen on 32-bit ARM at opt-level 2 and 3
+    /// (`cfg(ratchet_rng_keccak_lazy)`, build.rs): on an ARMv7-M core, whose `eor`
+    /// and `bic` rotate an operand for free, it saves rho's four dozen rotations a
+    /// round (465 -> 414 instructions), for some 15 KiB of code. Not on cores
+    /// without that shifter (RV32: each carried rotation would cost three
+    /// instructions). On Thumb-2 cores (`cfg(ratchet_rng_arm_thumb2)`) the same
+    /// rounds run as assembly (`arm_thumb2.rs`, about 350 instructions a round;
+    /// `keccak.rs` chooses), and this kernel is their reference here, tested
+    /// against the specification.
+    pub(in crate::keccak) fn permute_lazy<const ROUNDS: usize>(
+        a: &mut State<Interleaved>,
+        scratch: &mut State<Interleaved>,
+    ) {
+        // Not a `const` assertion: the function is instantiated, unused, for every
+        // round count of [`Lane::permute`]. Decided at compile time all the same.
+        assert!(ROUNDS.is_multiple_of(LAZY_ROUNDS), "whole blocks of rounds");
+        let (a, e) = (cells(a), cells(scratch));
+        let round_constants = &<Interleaved as Lane>::ROUND_CONSTANTS[FULL_ROUNDS - ROUNDS..];
+        let (blocks, _) = round_constants.as_chunks::<LAZY_ROUNDS>();
+        for rc in blocks {
+            lazy_round::<0>(a, e, rc[0]);
+            lazy_round::<1>(e, a, rc[1]);
+            lazy_round::<2>(a, e, rc[2]);
+            lazy_round::<3>(e, a, rc[3]);
+            lazy_round::<4>(a, e, rc[4]);
+            lazy_round::<5>(e, a, rc[5]);
+            lazy_round::<6>(a, e, rc[6]);
+            lazy_round::<7>(e, a, rc[7]);
+            lazy_round::<8>(a, e, rc[8]);
+            lazy_round::<9>(e, a, rc[9]);
+            lazy_round::<10>(a, e, rc[10]);
+            lazy_round::<11>(e, a, rc[11]);
+        }
     }
 }
 
@@ -692,10 +660,10 @@ mod tests {
             crate::keccak::soft::keccak_p1600::<24>(&mut expected24);
             let mut a: State<Interleaved> = core::array::from_fn(|i| Interleaved::new(state[i]));
             let mut scratch = [Interleaved::default(); LANES];
-            permute_lazy::<12>(&mut a, &mut scratch);
+            lazy::permute_lazy::<12>(&mut a, &mut scratch);
             assert_eq!(a.map(Interleaved::lane), expected12, "12 rounds");
             let mut a: State<Interleaved> = core::array::from_fn(|i| Interleaved::new(state[i]));
-            permute_lazy::<24>(&mut a, &mut scratch);
+            lazy::permute_lazy::<24>(&mut a, &mut scratch);
             assert_eq!(a.map(Interleaved::lane), expected24, "24 rounds");
         }
     }
