@@ -151,7 +151,7 @@ impl State {
             // generation (found, maybe, in the middle of a fast-path call that
             // then closed the buffer): the whole buffer may hold bytes another
             // process also has.
-            self.buf.0.zeroize();
+            self.buf.0.as_mut_slice().zeroize();
             *left = 0;
         }
         if forked || stale || force {
@@ -190,7 +190,11 @@ impl State {
 
     /// Zeroes everything: unseeded again, as a fresh state.
     pub(crate) fn wipe(&mut self) {
-        self.buf.0.zeroize();
+        // As a slice: zeroize 1.9.2 wipes a slice with one `memset` and an
+        // optimisation barrier, an array a byte at a time (volatile stores).
+        // The byte loop over the 8 KiB buffer was half of the instructions of
+        // a thread that draws once and exits (8.2 of 23 thousand here).
+        self.buf.0.as_mut_slice().zeroize();
         self.generator.wipe();
         self.seeded = 0;
         self.budget = 0;
