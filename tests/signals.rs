@@ -351,7 +351,8 @@ fn child_reports() -> ! {
 }
 
 /// Reaps every child forked so far (they exit as soon as they have written their
-/// report), then returns what they sent, and how many exited with a failure.
+/// report), then returns what they sent, how many exited with a failure, and
+/// how many of those were killed after [`STUCK`] without any child exiting.
 fn reap_and_read(fd: libc::c_int, bytes: &mut [u8]) -> (Vec<u64>, usize, usize) {
     let (mut failed, mut stuck) = (0, 0);
     let mut progress = Instant::now();
