@@ -19,8 +19,13 @@ In README.md, a code block must be `rust` (a doctest, run through src/lib.rs),
 `sh`, `toml` or `text`, and a Rust block must have no hidden `# ` lines (GitHub
 shows them). The value-stability policy (the paragraph under a "Value
 stability" heading) is word for word the same in README.md, CHANGELOG.md and
-docs/STREAMS.md. With --package, DIR is the root: its files alone must
-satisfy all this. Exits 1 and lists every problem. Python 3 standard library only.
+docs/STREAMS.md. In every file checked, a line `<!-- file: PATH -->` must be
+followed by a code block that is the file PATH of the repository, byte for byte
+(a guide shows a companion crate's files whole, and they cannot drift; CI builds
+and runs that crate); `<!-- output: NAME -->` marks the block a CI step compares
+a program's output with. With --package, DIR is the root: its files alone must
+satisfy all this (the companion crates are not in the package: their blocks are
+checked in the source tree). Exits 1 and lists every problem. Python 3 standard library only.
 """
 
 import glob
@@ -134,6 +139,43 @@ def check_readme_code(path, problems):
                 problems.append(f"README.md:{number}: hidden doctest line: {line.rstrip()}")
 
 
+INCLUDED = re.compile(r"^<!-- (file|output): (\S+) -->$")
+
+
+def check_included_files(path, problems, package):
+    """Each `<!-- file: PATH -->` block is the file PATH; an output marker has a block."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.readlines()
+    where = os.path.relpath(path, ROOT)
+    for number, line in enumerate(lines, 1):
+        match = INCLUDED.match(line.rstrip("\n"))
+        if not match:
+            continue
+        if number >= len(lines) or not FENCE.match(lines[number].rstrip("\n")):
+            problems.append(f"{where}:{number}: no code block right after {line.strip()}")
+            continue
+        end = next(
+            (i for i in range(number + 1, len(lines)) if lines[i].rstrip("\n") == "```"), None
+        )
+        if end is None:
+            problems.append(f"{where}:{number}: the code block after it is not closed")
+            continue
+        kind, name = match.groups()
+        if kind == "output":
+            continue
+        shown = "".join(lines[number + 1 : end])
+        source = os.path.join(ROOT, name)
+        if not os.path.isfile(source):
+            if not package:
+                problems.append(f"{where}:{number}: {name}: no such file")
+            continue
+        with open(source, encoding="utf-8") as f:
+            if f.read() != shown:
+                problems.append(
+                    f"{where}:{number + 1}: the block is not {name} as it is: copy the file in"
+                )
+
+
 def policy(path):
     """The paragraph under the file's "Value stability" heading, joined into one line."""
     lines, found = [], False
@@ -160,7 +202,8 @@ def check_policy(problems):
 
 def main():
     global ROOT
-    if sys.argv[1:2] == ["--package"]:
+    package = sys.argv[1:2] == ["--package"]
+    if package:
         ROOT = os.path.abspath(sys.argv[2])
     guides = guide_modules()
     rendered = {os.path.join(ROOT, path) for path in guides.values()}
@@ -175,13 +218,14 @@ def main():
     for path in files:
         relative_allowed = path not in rendered and os.path.relpath(path, ROOT) != "README.md"
         check_links(path, problems, guides, relative_allowed)
+        check_included_files(path, problems, package)
     check_readme_code(os.path.join(ROOT, "README.md"), problems)
     check_policy(problems)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:
         sys.exit(1)
-    print(f"links and README code blocks OK ({len(files)} files)")
+    print(f"links, README code blocks and included files OK ({len(files)} files)")
 
 
 if __name__ == "__main__":
