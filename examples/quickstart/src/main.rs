@@ -1,5 +1,6 @@
-//! The README's demo: seed each generator (from the OS and from a fixed seed),
-//! sample through `rand` 0.10, and measure throughput.
+//! The README's demo: every generator from a fixed seed (reproducible) and from the
+//! OS (not), sampled through `rand` 0.10 and timed; then `ratchet_rng::rng()` beside
+//! `rand::rng()`, first call and per call.
 //!
 //! `cargo run --release -p quickstart`
 
@@ -25,65 +26,139 @@ fn throughput<R: Rng>(rng: &mut R, budget: Duration) -> f64 {
     bytes as f64 / start.elapsed().as_secs_f64() / (1024.0 * 1024.0)
 }
 
+/// Prints one generator's lines, each starting with its name: draws from `fixed`
+/// (seeded with a fixed seed: the same on every run and platform) and from
+/// `os_seeded` (different on every run), then `fixed`'s throughput.
 fn demo<R: Rng + SeedableRng>(name: &str, os_seeded: &mut R, fixed: &mut R) {
-    println!("{name}");
+    let (u64_, u32_) = (fixed.next_u64(), fixed.next_u32());
+    let die: u8 = fixed.random_range(1..=6);
+    let unit: f64 = fixed.random();
+    let mut deck: Vec<u8> = (1..=10).collect();
+    deck.shuffle(fixed);
     println!(
-        "  OS-seeded:   u64 {:#018x}, u32 {:#010x}",
+        "{name:<22} fixed seed, reproducible: u64 {u64_:#018x}, u32 {u32_:#010x}, \
+         die {die}, float {unit:.6}, shuffle {deck:?}"
+    );
+    println!(
+        "{name:<22} OS seed, not reproducible: u64 {:#018x}, u32 {:#010x}",
         os_seeded.next_u64(),
         os_seeded.next_u32()
     );
     println!(
-        "  fixed seed:  u64 {:#018x}, u32 {:#010x}  (the same on every run and platform)",
-        fixed.next_u64(),
-        fixed.next_u32()
-    );
-    let die: u8 = os_seeded.random_range(1..=6);
-    let unit: f64 = os_seeded.random();
-    let mut deck: Vec<u8> = (1..=10).collect();
-    deck.shuffle(os_seeded);
-    println!("  a die roll {die}, a float in [0, 1) {unit:.6}, a shuffle {deck:?}");
-    println!(
-        "  throughput: {:.0} MiB/s (64 KiB fills)",
+        "{name:<22} throughput: {:.0} MiB/s (64 KiB fills)",
         throughput(fixed, Duration::from_millis(300))
     );
+}
+
+/// The time of `first()` on a thread of its own (the thread's first call).
+fn first_call_on_new_thread(first: fn() -> u64) -> Duration {
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        black_box(first());
+        start.elapsed()
+    })
+    .join()
+    .expect("the measuring thread does not panic")
+}
+
+/// Nanoseconds per call of `next` over `calls` calls.
+fn per_call_ns(calls: u32, mut next: impl FnMut() -> u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..calls {
+        black_box(next());
+    }
+    start.elapsed().as_nanos() as f64 / f64::from(calls)
 }
 
 fn main() {
     let seed136: [u8; 136] = core::array::from_fn(|i| i as u8);
     let seed32: [u8; 32] = core::array::from_fn(|i| i as u8);
+    println!(
+        "fixed seeds: bytes [0, 1, 2, ..., 135] for the sponges (a SpongeSeed: \
+         TurboShakeRng::from_seed(seed.into())), [0, 1, 2, ..., 31] for the others"
+    );
+    println!(
+        "TurboShakeRng: TurboSHAKE256 sponge, ratchet every 1088 bytes (RandomSHAKE-compatible)\n\
+         ShakeRng: the same on SHAKE256\n\
+         ChaChaKeyErasureRng: ChaCha8, fast key erasure (Go chacha8rand-compatible); \
+         ChaCha12/20: 12/20 rounds\n\
+         AesCtrPoolRng: AES-256-CTR, fast key erasure over a 4 KiB pool\n"
+    );
     demo(
-        "TurboShakeRng (TurboSHAKE256 sponge with ratchet, RandomSHAKE-compatible)",
+        "TurboShakeRng",
         &mut TurboShakeRng::from_os_rng(),
         &mut TurboShakeRng::from_seed(seed136.into()),
     );
     demo(
-        "ShakeRng (SHAKE256 sponge with ratchet, RandomSHAKE-compatible)",
+        "ShakeRng",
         &mut ShakeRng::from_os_rng(),
         &mut ShakeRng::from_seed(seed136.into()),
     );
     demo(
-        "ChaChaKeyErasureRng (ChaCha8 fast key erasure, Go chacha8rand-compatible)",
+        "ChaChaKeyErasureRng",
         &mut ChaChaKeyErasureRng::from_os_rng(),
         &mut ChaChaKeyErasureRng::from_seed(seed32),
     );
     demo(
-        "ChaCha12KeyErasureRng (the same layout, 12 rounds)",
+        "ChaCha12KeyErasureRng",
         &mut ChaCha12KeyErasureRng::from_os_rng(),
         &mut ChaCha12KeyErasureRng::from_seed(seed32),
     );
     demo(
-        "ChaCha20KeyErasureRng (the same layout, 20 rounds)",
+        "ChaCha20KeyErasureRng",
         &mut ChaCha20KeyErasureRng::from_os_rng(),
         &mut ChaCha20KeyErasureRng::from_seed(seed32),
     );
     demo(
-        "AesCtrPoolRng (AES-256-CTR fast key erasure over a 4 KiB pool)",
+        "AesCtrPoolRng",
         &mut AesCtrPoolRng::from_os_rng(),
         &mut AesCtrPoolRng::from_seed(seed32),
     );
     let mut baseline = rand::rngs::StdRng::seed_from_u64(0);
     println!(
-        "baseline rand::rngs::StdRng: {:.0} MiB/s (64 KiB fills)",
+        "{:<22} throughput: {:.0} MiB/s (64 KiB fills; rand's ChaCha12, for comparison)",
+        "rand StdRng",
         throughput(&mut baseline, Duration::from_millis(300))
     );
+    println!(
+        "why the sponges are slower: each 136 bytes cost a Keccak-p[1600] permutation \
+         (12 rounds for TurboSHAKE256, 24 for SHAKE256), where ChaCha and AES run a block \
+         cipher on many blocks at once with SIMD or AES instructions; the sponges rest on \
+         SHAKE's security as a hash rather than a cipher's, and take keys of any length\n"
+    );
+
+    // The thread-local generators, seeded from the OS: never reproducible. The
+    // first call on a thread seeds it; the process's first also sets up what
+    // every thread shares.
+    let first = [
+        first_call_on_new_thread(|| ratchet_rng::rng().next_u64()),
+        first_call_on_new_thread(|| rand::rng().next_u64()),
+    ];
+    let again = [
+        first_call_on_new_thread(|| ratchet_rng::rng().next_u64()),
+        first_call_on_new_thread(|| rand::rng().next_u64()),
+    ];
+    const CALLS: u32 = 10_000_000;
+    let (mut ours, mut theirs) = (ratchet_rng::rng(), rand::rng());
+    let per_u64 = [
+        per_call_ns(CALLS, || ours.next_u64()),
+        per_call_ns(CALLS, || theirs.next_u64()),
+    ];
+    let per_die = [
+        per_call_ns(CALLS, || ours.random_range(1..=6)),
+        per_call_ns(CALLS, || theirs.random_range(1..=6)),
+    ];
+    for (i, name) in ["ratchet_rng::rng()", "rand::rng()"]
+        .into_iter()
+        .enumerate()
+    {
+        println!(
+            "{name:<22} OS seed, not reproducible: first call {:.1} µs in this process, \
+             {:.1} µs on a new thread; per call {:.1} ns (next_u64), {:.1} ns (random_range(1..=6))",
+            first[i].as_secs_f64() * 1e6,
+            again[i].as_secs_f64() * 1e6,
+            per_u64[i],
+            per_die[i]
+        );
+    }
 }
