@@ -241,9 +241,13 @@ fn main() {
 /// (which this crate uses, feature `sys_rng`) has no source on `*-none-*` targets,
 /// but takes a user-provided one.
 ///
-/// 1. Build the firmware with
-///    `RUSTFLAGS='--cfg getrandom_backend="custom"'` (or in `.cargo/config.toml`:
-///    `[target.thumbv7em-none-eabihf] rustflags = ["--cfg", 'getrandom_backend="custom"']`).
+/// 1. Set the cfg in the firmware's `.cargo/config.toml`, in the same `rustflags`
+///    list as `-C link-arg=-Tlink.x`:
+///    `[target.thumbv7em-none-eabihf] rustflags = ["-C", "link-arg=-Tlink.x", "--cfg", 'getrandom_backend="custom"']`.
+///    Not in `RUSTFLAGS`: the variable replaces that list, and without the linker
+///    script the firmware comes out empty (the template `examples/firmware` and
+///    docs/NO_STD.md show the whole set-up). On the host, as below, the variable
+///    is fine.
 /// 2. Define, once, in the firmware's root crate, the function below: getrandom
 ///    calls `__getrandom_v03_custom(dest, len)` and expects `len` bytes at `dest`
 ///    or an error. (The name keeps `v03` in getrandom 0.4.)
