@@ -3,6 +3,7 @@
 
     python3 scripts/check-doc-links.py              # the source tree
     python3 scripts/check-doc-links.py --package DIR  # an unpacked `cargo package`
+    python3 scripts/check-doc-links.py --negative-control  # file blocks vs altered files
 
 For README.md, CONTRIBUTING.md, CHANGELOG.md, SECURITY.md, docs/*.md and
 fuzz/README.md (those of them present): every relative link `[text](path#anchor)`
@@ -142,8 +143,9 @@ def check_readme_code(path, problems):
 INCLUDED = re.compile(r"^<!-- (file|output): (\S+) -->$")
 
 
-def check_included_files(path, problems, package):
-    """Each `<!-- file: PATH -->` block is the file PATH; an output marker has a block."""
+def check_included_files(path, problems, package, corrupt=False):
+    """Each `<!-- file: PATH -->` block is the file PATH; an output marker has a block.
+    With `corrupt`, each file is read with one byte more (the negative control)."""
     with open(path, encoding="utf-8") as f:
         lines = f.readlines()
     where = os.path.relpath(path, ROOT)
@@ -170,7 +172,7 @@ def check_included_files(path, problems, package):
                 problems.append(f"{where}:{number}: {name}: no such file")
             continue
         with open(source, encoding="utf-8") as f:
-            if f.read() != shown:
+            if f.read() + ("x" if corrupt else "") != shown:
                 problems.append(
                     f"{where}:{number + 1}: the block is not {name} as it is: copy the file in"
                 )
@@ -200,8 +202,26 @@ def check_policy(problems):
             problems.append(f"{name}: the value-stability policy differs from README.md's")
 
 
+def negative_control():
+    """Every file block, compared with its file plus one byte, must be reported."""
+    blocks = problems = 0
+    docs = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    for path in [os.path.join(ROOT, "README.md")] + docs:
+        with open(path, encoding="utf-8") as f:
+            blocks += sum(1 for line in f if line.startswith("<!-- file: "))
+        found = []
+        check_included_files(path, found, package=False, corrupt=True)
+        problems += len(found)
+    if blocks == 0 or problems != blocks:
+        sys.exit(f"negative control: {problems} of {blocks} altered file blocks reported")
+    print(f"negative control: all {blocks} file blocks fail against an altered file")
+
+
 def main():
     global ROOT
+    if sys.argv[1:] == ["--negative-control"]:
+        negative_control()
+        return
     package = sys.argv[1:2] == ["--package"]
     if package:
         ROOT = os.path.abspath(sys.argv[2])
