@@ -9,8 +9,8 @@ Reads every target/criterion/**/new/{benchmark,estimates}.json of the groups
 function ids are inside benchmark.json), takes each median, and prints a
 markdown table: ours, the peer of the same run, and the ratio of the two times,
 under a line naming the CPU (/proc/cpuinfo, where there is one) and the date of
-the newest result. A row whose result is missing says so: run its group. Python
-3 standard library only.
+the newest result. A missing result, or results more than 30 minutes apart
+(not one run), is reported on stderr. Python 3 standard library only.
 """
 
 import argparse
@@ -62,17 +62,21 @@ def read_results(criterion_dir):
     return results
 
 
+def significant(x):
+    """`x` with three significant digits, trailing zeros kept (5.00, 394)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:#.3g}"
+
+
 def duration(ns):
     """ns, µs or ms with three significant digits."""
     for unit, scale in (("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
-            return f"{ns / scale:.3g} {unit}".replace("e+", "e")
-    return f"{ns:.3g} ns"
+            return f"{significant(ns / scale)} {unit}"
+    return f"{significant(ns)} ns"
 
 
 def ratio(ours, peer):
-    r = ours / peer
-    return f"{r:,.0f}×" if r >= 100 else f"{r:.3g}×"
+    return f"{significant(ours / peer)}×"
 
 
 def cpu_line():
@@ -110,7 +114,7 @@ def main():
     results = read_results(args.criterion_dir)
 
     lines = ["| what | ours | peer, same run | ratio |", "|---|---:|---:|---:|"]
-    newest = 0.0
+    newest, oldest = 0.0, float("inf")
     missing = []
     for group, what, peer, peer_label in ROWS:
         for gid, match in groups_matching(results, group):
@@ -121,6 +125,7 @@ def main():
                 missing.append(f"{gid}: {OURS if o is None else peer}")
                 continue
             newest = max(newest, o[1], p[1])
+            oldest = min(oldest, o[1], p[1])
             lines.append(
                 f"| {label} | {duration(o[0])} | {peer_label} {duration(p[0])} | {ratio(o[0], p[0])} |"
             )
@@ -129,6 +134,9 @@ def main():
     print(f"{cpu}; criterion medians" + (f", {when:%Y-%m-%d %H:%M} UTC" if when else "") + ":")
     print()
     print("\n".join(lines))
+    if newest - oldest > 30 * 60:
+        print("\nwarning: these results span more than 30 minutes: not one run "
+              "(rerun every group together)", file=sys.stderr)
     if missing:
         print("\nmissing (run these groups): " + "; ".join(missing), file=sys.stderr)
         return 1
