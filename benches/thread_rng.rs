@@ -36,8 +36,8 @@
 //!   sets the size; the group is skipped when `/proc/meminfo` shows less than that
 //!   plus 2 GiB available), then times its first call and prints the nanoseconds.
 //!   One child per iteration and one iteration per sample: criterion warns that
-//!   it cannot complete the samples in the target time, which is expected. A
-//!   4 GiB child takes about a second to touch its memory: 10 samples each;
+//!   it cannot complete the samples in the target time, which is expected. 20
+//!   samples fresh, 10 at 4 GiB (such a child takes 1–2 s to touch its memory);
 //! - `first_call_thread/fresh` — the first call on a new thread of a process in
 //!   which no thread has exited, so there is no page to recycle: child processes
 //!   of the bench that each make one call on their main thread, then start up to
