@@ -23,8 +23,33 @@
 //! - `bound/AES-256 rounds only` (x86_64 with VAES: 512-bit with AVX-512, else
 //!   256-bit) — in the fill groups, the AES rounds of that many bytes and
 //!   nothing else: no AES-CTR generator can be faster on this CPU;
-//! - `first_use` — the first call on a new thread (state creation and seeding from
-//!   the OS), timed inside the thread so thread creation is not counted.
+//! - `rand::rngs::SmallRng` (xoshiro256++, not cryptographic) held, and
+//!   `rand_aes::tls` (rand_aes's thread-local AES-128-CTR: not for keys, no fork
+//!   safety, seeded once per thread by hand) — in `next_u64`, the per-call peers.
+//!
+//! First calls, `ratchet_rng::u64` beside `rand::rng` (`rand::rng().next_u64()`)
+//! in each group, each timed around the call alone:
+//! - `first_call_process/fresh` and `first_call_process/4GiB resident` — the first
+//!   call of a process. Each is a child process of the bench (the bench binary run
+//!   again with `RATCHET_RNG_BENCH_CHILD` set), which touches nothing, or first
+//!   allocates 4 GiB and writes a byte in each page (`RATCHET_RNG_BENCH_RESIDENT_GIB`
+//!   sets the size; the group is skipped when `/proc/meminfo` shows less than that
+//!   plus 2 GiB available), then times its first call and prints the nanoseconds.
+//!   One child per iteration and one iteration per sample: criterion warns that
+//!   it cannot complete the samples in the target time, which is expected. 20
+//!   samples fresh, 10 at 4 GiB (such a child takes 1–2 s to touch its memory);
+//! - `first_call_thread/fresh` — the first call on a new thread of a process in
+//!   which no thread has exited, so there is no page to recycle: child processes
+//!   of the bench that each make one call on their main thread, then start up to
+//!   64 threads one after another, kept alive to the end, and time each one's first
+//!   call;
+//! - `first_call_thread/recycled` — the first call on a new thread when earlier
+//!   threads have exited (each thread is joined before the next starts), in the
+//!   bench process itself.
+//!
+//! Thread creation is never counted, nor a child's start. `python3
+//! scripts/first-call-table.py` prints these groups' medians as the table of
+//! docs/PERFORMANCE.md.
 //!
 //! `cargo bench --bench thread_rng`; HTML reports land in `target/criterion/`.
 
@@ -32,7 +57,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group};
 use rand_core::{Rng, SeedableRng};
 use ratchet_rng::{AesCtrPoolRng, ChaChaKeyErasureRng};
 
@@ -52,6 +77,11 @@ fn next_u64(c: &mut Criterion) {
     );
     let mut theirs = rand::rng();
     group.bench_function("rand::rng", |b| b.iter(|| theirs.next_u64()));
+    let mut small = rand::rngs::SmallRng::seed_from_u64(black_box(7));
+    group.bench_function("rand::rngs::SmallRng", |b| b.iter(|| small.next_u64()));
+    // rand_aes's thread-local generator must be seeded by hand in each thread.
+    rand_aes::tls::rand_seed_from_entropy();
+    group.bench_function("rand_aes::tls", |b| b.iter(rand_aes::tls::rand_u64));
     // The handle taken on every call, as `rng().next_u64()` is written: ours is a
     // zero-sized token, rand's clones and drops an `Rc`.
     group.bench_function("ratchet_rng::rng() per call", |b| {
@@ -257,8 +287,9 @@ mod aes_bound {
 }
 
 /// Total time of the first `op` on `iters` new threads, each timed inside its
-/// thread.
-fn first_call_on_new_threads(iters: u64, op: fn() -> u64) -> Duration {
+/// thread, each thread joined before the next starts (so that from the second on
+/// a thread finds the pages of one that exited).
+fn first_call_on_recycled_threads(iters: u64, op: fn() -> u64) -> Duration {
     (0..iters)
         .map(|_| {
             std::thread::spawn(move || {
@@ -272,16 +303,233 @@ fn first_call_on_new_threads(iters: u64, op: fn() -> u64) -> Duration {
         .sum()
 }
 
-fn first_use(c: &mut Criterion) {
-    let mut group = c.benchmark_group("first_use");
-    group.bench_function("ratchet_rng::rng", |b| {
-        b.iter_custom(|iters| first_call_on_new_threads(iters, || ratchet_rng::rng().next_u64()))
-    });
-    group.bench_function("rand::rng", |b| {
-        b.iter_custom(|iters| first_call_on_new_threads(iters, || rand::rng().next_u64()))
-    });
+/// A contender of the first-call groups: (function name, child's name, call).
+type FirstCall = (&'static str, &'static str, fn() -> u64);
+
+const FIRST_CALLS: [FirstCall; 2] = [
+    ("ratchet_rng::u64", "ours", ratchet_rng::u64),
+    ("rand::rng", "rand", || rand::rng().next_u64()),
+];
+
+/// A first call on a new thread: microseconds, while creating and joining the
+/// thread costs several times that in wall time; short targets keep the run
+/// to seconds (criterion's targets count the measured time only).
+fn thread_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_millis(300))
+        .sample_size(20);
+    group
+}
+
+fn first_call_thread(c: &mut Criterion) {
+    let mut group = thread_group(c, "first_call_thread/fresh");
+    for (name, child, _) in FIRST_CALLS {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut left = iters;
+                while left > 0 {
+                    let threads = left.min(child::THREADS_PER_CHILD);
+                    total += child::spawn(&format!("threads:{child}:{threads}"));
+                    left -= threads;
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+    let mut group = thread_group(c, "first_call_thread/recycled");
+    for (name, _, op) in FIRST_CALLS {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| first_call_on_recycled_threads(iters, op))
+        });
+    }
     group.finish();
 }
 
-criterion_group!(benches, next_u64, fill_bytes, first_use);
-criterion_main!(benches);
+fn first_call_process(c: &mut Criterion) {
+    let gib = child::resident_gib();
+    for (label, gib, samples) in [
+        ("fresh".to_owned(), 0, 20),
+        (format!("{gib}GiB resident"), gib, 10),
+    ] {
+        if gib > 0 && !child::memory_available(gib) {
+            eprintln!(
+                "first_call_process/{label}: skipped, less than {} GiB available",
+                gib + 2
+            );
+            continue;
+        }
+        let mut group = c.benchmark_group(format!("first_call_process/{label}"));
+        // One child process per iteration and one iteration per sample: the
+        // measured time is the first call alone, a small part of a child's life.
+        group
+            .sampling_mode(SamplingMode::Flat)
+            .sample_size(samples)
+            .warm_up_time(Duration::from_nanos(1))
+            .measurement_time(Duration::from_nanos(1));
+        for (name, child, _) in FIRST_CALLS {
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    (0..iters)
+                        .map(|_| child::spawn(&format!("process:{child}:{gib}")))
+                        .sum()
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+/// The child processes of the first-call groups: the bench binary run again with
+/// [`child::VAR`] set to `process:<rng>:<GiB>` or `threads:<rng>:<count>`, where
+/// `<rng>` is `ours` or `rand`. A child prints the nanoseconds its first calls
+/// took (their sum) on stdout and exits.
+mod child {
+    use std::hint::black_box;
+    use std::process::{Command, Stdio};
+    use std::sync::{Arc, Barrier, mpsc};
+    use std::time::{Duration, Instant};
+
+    use rand_core::Rng;
+
+    /// Set in a child's environment: what it measures.
+    pub const VAR: &str = "RATCHET_RNG_BENCH_CHILD";
+    /// The GiB a child of `first_call_process` touches before its first call.
+    const RESIDENT_VAR: &str = "RATCHET_RNG_BENCH_RESIDENT_GIB";
+    const RESIDENT_GIB: usize = 4;
+    /// Threads timed per child of `first_call_thread/fresh`.
+    pub const THREADS_PER_CHILD: u64 = 64;
+
+    pub fn resident_gib() -> usize {
+        std::env::var(RESIDENT_VAR).map_or(RESIDENT_GIB, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{RESIDENT_VAR}={v:?}: expected a whole number of GiB"))
+        })
+    }
+
+    /// Whether `/proc/meminfo` shows `gib` GiB available and 2 GiB to spare
+    /// (true where there is no `/proc/meminfo`).
+    pub fn memory_available(gib: usize) -> bool {
+        let Ok(meminfo) = std::fs::read_to_string("/proc/meminfo") else {
+            return true;
+        };
+        let available_kib = meminfo
+            .lines()
+            .find_map(|line| line.strip_prefix("MemAvailable:"))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+            });
+        available_kib.is_none_or(|kib| kib >= (gib + 2) << 20)
+    }
+
+    /// Runs one child measuring `what`; its reported time.
+    pub fn spawn(what: &str) -> Duration {
+        let exe = std::env::current_exe().expect("the bench binary's path");
+        let out = Command::new(exe)
+            .env(VAR, what)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("cannot start a child of the bench");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "child {what}: {}: {text}", out.status);
+        Duration::from_nanos(
+            text.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("child {what}: expected nanoseconds, got {text:?}")),
+        )
+    }
+
+    /// The child's side: measures, prints, exits (without freeing what it touched).
+    pub fn run(what: &str) -> ! {
+        let fields: Vec<&str> = what.split(':').collect();
+        let [kind, rng, count] = fields[..] else {
+            panic!("{VAR}={what:?}: expected <kind>:<rng>:<count>");
+        };
+        let first: fn() -> u64 = match rng {
+            "ours" => ratchet_rng::u64,
+            "rand" => || rand::rng().next_u64(),
+            _ => panic!("{VAR}={what:?}: unknown generator {rng:?}"),
+        };
+        let count: usize = count.parse().expect("a count");
+        let took = match kind {
+            "process" => {
+                let memory = touch_gib(count);
+                let start = Instant::now();
+                black_box(first());
+                let took = start.elapsed();
+                black_box(&memory);
+                took
+            }
+            "threads" => fresh_threads(count, first),
+            _ => panic!("{VAR}={what:?}: unknown kind {kind:?}"),
+        };
+        println!("{}", took.as_nanos());
+        std::process::exit(0)
+    }
+
+    /// `gib` GiB, a byte written in each 4 KiB: resident, as a loaded program's
+    /// data is.
+    fn touch_gib(gib: usize) -> Vec<u8> {
+        // `vec!` of zeros maps fresh pages (calloc) without touching them.
+        let mut memory = vec![0u8; gib << 30];
+        for i in (0..memory.len()).step_by(4096) {
+            memory[i] = 1;
+        }
+        black_box(&mut memory);
+        memory
+    }
+
+    /// The first call of `count` new threads, started one after another in a
+    /// process where no thread has exited (after one call on the main thread,
+    /// so that the process's first call is not counted), all kept alive to the
+    /// end: no thread finds a page another left.
+    fn fresh_threads(count: usize, first: fn() -> u64) -> Duration {
+        black_box(first());
+        let all_timed = Arc::new(Barrier::new(count + 1));
+        let (report, timed) = mpsc::channel();
+        let mut total = Duration::ZERO;
+        let threads: Vec<_> = (0..count)
+            .map(|_| {
+                let all_timed = Arc::clone(&all_timed);
+                let report = report.clone();
+                let thread = std::thread::spawn(move || {
+                    let start = Instant::now();
+                    black_box(first());
+                    report.send(start.elapsed()).unwrap();
+                    all_timed.wait();
+                });
+                total += timed.recv().unwrap();
+                thread
+            })
+            .collect();
+        all_timed.wait();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        total
+    }
+}
+
+criterion_group!(
+    benches,
+    next_u64,
+    fill_bytes,
+    first_call_thread,
+    first_call_process
+);
+
+fn main() {
+    if let Ok(what) = std::env::var(child::VAR) {
+        child::run(&what);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -32,7 +32,6 @@ pub(crate) mod storage;
 
 use core::convert::Infallible;
 use core::fmt;
-use core::marker::PhantomData;
 
 use rand_core::{TryCryptoRng, TryRng};
 
@@ -128,9 +127,58 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// [`guide::security`](crate::guide::security) ("The thread-local generator");
 /// in short:
 ///
-/// **Threads.** Each thread has its own generator, seeded independently; the
-/// handle is `!Send` and `!Sync`. Several handles on one thread share that
-/// thread's generator.
+/// **Threads.** Each thread has its own generator, seeded independently. The
+/// handle holds no state: it is zero-sized, `Send`, `Sync`, `Clone` and
+/// `Default`, and every call is served by the generator of the thread that makes
+/// it. A handle moved to another thread serves that thread's generator there;
+/// several handles on one thread share that thread's generator. So a handle can
+/// sit wherever `Send + Sync` is required, such as a field of a struct shared
+/// through an `Arc` by worker threads:
+///
+/// ```
+/// use std::sync::Arc;
+/// use rand::RngExt;
+///
+/// // Shared by every worker: `Arc<T>` is `Send` only if `T` is `Send + Sync`.
+/// struct TokenIssuer {
+///     rng: ratchet_rng::ThreadRng,
+/// }
+///
+/// impl TokenIssuer {
+///     fn token(&self) -> [u8; 16] {
+///         // A clone is free (zero-sized) and serves the calling thread.
+///         self.rng.clone().random()
+///     }
+/// }
+///
+/// let issuer = Arc::new(TokenIssuer { rng: ratchet_rng::rng() });
+/// let workers: Vec<_> = (0..4)
+///     .map(|_| {
+///         let issuer = Arc::clone(&issuer);
+///         std::thread::spawn(move || issuer.token())
+///     })
+///     .collect();
+/// let tokens: Vec<[u8; 16]> = workers.into_iter().map(|w| w.join().unwrap()).collect();
+/// for (i, token) in tokens.iter().enumerate() {
+///     assert!(tokens[i + 1..].iter().all(|other| other != token));
+/// }
+/// ```
+///
+/// or a `static`, and a handle moved into a thread:
+///
+/// ```
+/// use std::sync::LazyLock;
+/// use rand::Rng;
+///
+/// // `LazyLock<T>` is `Sync` only if `T` is `Send + Sync`.
+/// static RNG: LazyLock<ratchet_rng::ThreadRng> = LazyLock::new(ratchet_rng::rng);
+///
+/// let mut here = RNG.clone();
+/// let mut moved = RNG.clone();
+/// // Served by the spawned thread's own generator, seeded there.
+/// let there = std::thread::spawn(move || moved.next_u64()).join().unwrap();
+/// assert_ne!(here.next_u64(), there);
+/// ```
 ///
 /// **Forks.** Parent and child never serve the same byte, including bytes
 /// buffered before the fork: every call reads the count of buffered bytes, which
@@ -199,22 +247,13 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// error instead.
 ///
 /// # Security
-/// `Debug` prints `ThreadRng { .. }` only. The handle is `!Send`: it cannot be
-/// moved to another thread:
-///
-/// ```compile_fail
-/// fn send<T: Send>(_: T) {}
-/// send(ratchet_rng::rng());
-/// ```
-///
-/// ```compile_fail
-/// fn sync<T: Sync>(_: T) {}
-/// sync(ratchet_rng::rng());
-/// ```
+/// `Debug` prints `ThreadRng { .. }` only. The handle holds no state, so neither
+/// sending it to another thread nor sharing it copies a key or a buffer: the
+/// state stays in the thread that drew it (see "Threads" above).
 #[derive(Clone, Default)]
 pub struct ThreadRng {
-    /// Makes the handle `!Send` and `!Sync`.
-    _not_send: PhantomData<*const ()>,
+    /// Keeps the handle from being built outside the crate; it holds nothing.
+    _private: (),
 }
 
 impl ThreadRng {

@@ -61,6 +61,29 @@ fn debug_shows_no_state() {
     );
 }
 
+/// The handle is a zero-sized token (issue 34): it holds no state, so it can be
+/// `Send + Sync` and sit in a struct shared across threads, and it keeps the
+/// `CryptoRng` traits of every `rand_core` line the crate supports.
+#[test]
+fn handle_is_zero_sized_send_sync_clone_default_and_crypto() {
+    fn traits<T: Send + Sync + Clone + Default + Unpin + 'static>() {}
+    fn crypto<T: rand::CryptoRng + Send + Sync>() {}
+    traits::<ThreadRng>();
+    crypto::<ThreadRng>();
+    #[cfg(feature = "rand_core_09")]
+    {
+        fn crypto09<T: rand09::CryptoRng + rand09::RngCore + Send + Sync>() {}
+        crypto09::<ThreadRng>();
+    }
+    #[cfg(feature = "rand_core_06")]
+    {
+        fn crypto06<T: rand08::CryptoRng + rand08::RngCore + Send + Sync>() {}
+        crypto06::<ThreadRng>();
+    }
+    assert_eq!(size_of::<ThreadRng>(), 0);
+    assert_eq!(align_of::<ThreadRng>(), 1);
+}
+
 #[test]
 fn works_with_rand() {
     let mut rng = ratchet_rng::rng();
