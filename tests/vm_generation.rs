@@ -784,6 +784,65 @@ mod inspected {
         every_thread_after(2, || assert!(__inspect::simulate_process_restore()));
     }
 
+    /// Set while [`drop_page_once_at_probed`] is to drop the page.
+    static DROP_AT_PROBED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+    /// Set once it did.
+    static DROPPED_AT_PROBED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// The injection hook of [`a_page_dropped_inside_the_slow_path_is_not_recorded`]:
+    /// at the first `SlowProbed` after it is armed, the kernel drops the
+    /// droppable page (memory pressure), as a restore would zero it.
+    fn drop_page_once_at_probed(point: Point) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if point == Point::SlowProbed && DROP_AT_PROBED.swap(false, SeqCst) {
+            DROPPED_AT_PROBED.store(__inspect::simulate_process_restore(), SeqCst);
+        }
+    }
+
+    /// Issue 31 (2): the kernel may drop the droppable page between the slow
+    /// path's re-arm of the word (`probe()`) and its read of the generation
+    /// (`SlowProbed`). The slow path must not record the wiped word's 0 as
+    /// the generation with the fast path open: a process restore, which also
+    /// leaves the word 0, would then go unseen and the buffer filled before
+    /// the dump would be served again. A draw that refills passes the point
+    /// with the hook armed; then a simulated restore; the values drawn after
+    /// it must come from exactly one reseed (a served buffer reseeds none).
+    #[test]
+    fn a_page_dropped_inside_the_slow_path_is_not_recorded() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        fresh_buffer();
+        // An empty buffer: the next draw takes the slow path and refills.
+        ratchet_rng::rng().reseed().expect("reseed");
+        DROPPED_AT_PROBED.store(false, SeqCst);
+        DROP_AT_PROBED.store(true, SeqCst);
+        __inspect::set_injection_hook(Some(drop_page_once_at_probed));
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(None);
+        assert!(
+            DROPPED_AT_PROBED.load(SeqCst),
+            "the hook did not drop the page at SlowProbed"
+        );
+        // The "dump" is now: a restore follows, then 64 draws. Nothing may
+        // look at the thread's buffer in between: any slow path (the
+        // inspection hooks take one) re-arms the word and hides the bug.
+        let reseeds = __inspect::thread_reseeds();
+        assert!(__inspect::simulate_process_restore());
+        let drawn: Vec<u64> = (0..64).map(|_| ratchet_rng::u64()).collect();
+        assert_eq!(
+            __inspect::thread_reseeds() - reseeds,
+            1,
+            "reseeds after a restore: the {} values drawn came from the buffer filled \
+             before it",
+            drawn.len()
+        );
+    }
+
     #[test]
     fn clones_with_equal_os_seeds_differ_after_a_process_restore() {
         let _serial = serial();
