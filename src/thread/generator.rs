@@ -323,12 +323,13 @@ impl Generator {
         if result.is_ok() && mix == Mix::Full {
             let mut material = [0u8; generation::MATERIAL_BYTES];
             let used = generation::clone_material(&mut material);
-            let os = self.seed;
+            // Declared mutable where it is made, so that the wipe below
+            // zeroes this copy in place, not a moved copy of it.
+            let mut os = self.seed;
             mix_hash(
                 &[b"ratchet-rng mix", &os, &material[..used]],
                 &mut self.seed,
             );
-            let mut os = os;
             os.zeroize();
             material.zeroize();
         }
