@@ -371,6 +371,15 @@ pub fn thread_mixes() -> [u64; 3] {
         .unwrap_or([0; 3])
 }
 
+/// This thread's reseeds whose mix hashed the CPU random source's bytes in
+/// (RDSEED/RDRAND/RNDR, or [`inject_cpu_random`]'s words).
+#[cfg(feature = "thread_rng")]
+pub fn thread_cpu_random_mixes() -> u64 {
+    crate::thread::generator::CPU_RANDOM_MIXES
+        .try_with(core::cell::Cell::get)
+        .unwrap_or(0)
+}
+
 /// How many times this thread's generator has been (re)seeded successfully.
 #[cfg(feature = "thread_rng")]
 pub fn thread_reseeds() -> u64 {

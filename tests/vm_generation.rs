@@ -1252,6 +1252,76 @@ mod inspected {
         println!("CPU random source here: {}", real.unwrap_or("none"));
     }
 
+    /// The CPU random source this machine must have, from
+    /// `RATCHET_RNG_EXPECT_CPU_RANDOM` (`RDSEED`, `RDRAND`, `RNDR` or `none`;
+    /// CI sets it from the CPU's flags), or `None` when unset.
+    fn expected_cpu_random() -> Option<Option<String>> {
+        let want = std::env::var("RATCHET_RNG_EXPECT_CPU_RANDOM").ok()?;
+        match want.as_str() {
+            "none" => Some(None),
+            "RDSEED" | "RDRAND" | "RNDR" => Some(Some(want)),
+            other => panic!(
+                "RATCHET_RNG_EXPECT_CPU_RANDOM={other}: not one of RDSEED, RDRAND, RNDR, none"
+            ),
+        }
+    }
+
+    /// Issue 31 (4a): where the CPU has a random source, the reseed after a
+    /// new generation hashes its bytes in (the clones' divergence must not
+    /// rest on the clocks alone). The source must be the one CI expects from
+    /// the CPU's flags (`RATCHET_RNG_EXPECT_CPU_RANDOM`), so that a detection
+    /// that stopped finding it fails too; unset, whatever is found is held to.
+    /// Shown to fail by `.ci/mutants/cpu-random-unmixed.patch`.
+    #[test]
+    fn a_new_generation_mixes_the_cpu_random_source() {
+        let _serial = serial();
+        let source = __inspect::hardware_random_source();
+        if let Some(want) = expected_cpu_random() {
+            assert_eq!(
+                source.map(str::to_owned),
+                want,
+                "the CPU random source found here is not the one expected \
+                 (RATCHET_RNG_EXPECT_CPU_RANDOM)"
+            );
+        } else {
+            println!("RATCHET_RNG_EXPECT_CPU_RANDOM unset: holding to what was found");
+        }
+        fresh_buffer();
+        let before = __inspect::thread_cpu_random_mixes();
+        let reseeds = __inspect::thread_reseeds();
+        ratchet_rng::reseed_all_threads();
+        let _ = ratchet_rng::u64();
+        assert_eq!(__inspect::thread_reseeds() - reseeds, 1, "one reseed");
+        assert_eq!(
+            __inspect::thread_cpu_random_mixes() - before,
+            u64::from(source.is_some()),
+            "reseeds after a new generation that hashed the CPU random source's \
+             bytes (source here: {})",
+            source.unwrap_or("none")
+        );
+        // With injected words (where the CPU has no source, they are used as
+        // one): the mix takes them.
+        __inspect::inject_cpu_random(Some([
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+            0x0f1e_2d3c_4b5a_6978,
+            0x8796_a5b4_c3d2_e1f0,
+        ]));
+        let before = __inspect::thread_cpu_random_mixes();
+        ratchet_rng::reseed_all_threads();
+        let _ = ratchet_rng::u64();
+        __inspect::inject_cpu_random(None);
+        assert_eq!(
+            __inspect::thread_cpu_random_mixes() - before,
+            1,
+            "a reseed after a new generation left the injected CPU words out"
+        );
+        println!(
+            "CPU random source mixed in here: {}",
+            source.unwrap_or("none")
+        );
+    }
+
     #[test]
     fn clones_with_equal_os_seeds_differ_after_reseed_all_threads() {
         let _serial = serial();
