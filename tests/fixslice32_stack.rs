@@ -93,7 +93,8 @@ fn hits_below(low: usize, secrets: &[Secret]) -> Vec<(usize, u32, String)> {
         .chunks_exact(4)
         .enumerate()
         .filter_map(|(i, w)| {
-            let w = u32::from_le_bytes(w.try_into().unwrap());
+            // Native order: the planes are `u32`s in memory (s390x too).
+            let w = u32::from_ne_bytes(w.try_into().unwrap());
             let at = secrets.binary_search_by_key(&w, |(s, _)| *s).ok()?;
             Some((low - SCAN + 4 * i, w, secrets[at].1.clone()))
         })
