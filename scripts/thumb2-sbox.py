@@ -243,7 +243,8 @@ HEADER = '''\
 /// # Security
 ///
 /// Constant time. Spilled intermediate values stay below the stack pointer
-/// after it returns, as a compiler's spills would.
+/// after it returns, as a compiler's spills would: the 32-bit kernel's stack
+/// scrub (`fixslice32::scrub_stack`) zeroes them after each refill.
 #[cfg_attr(not(ratchet_rng_opt_size), inline(always))]
 #[cfg_attr(ratchet_rng_opt_size, inline(never))]
 pub(super) fn sbox_circuit_without_constant(planes: [u32; 8]) -> [u32; 8] {{

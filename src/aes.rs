@@ -178,7 +178,7 @@ macro_rules! pool_kernel {
 mod fixslice;
 pub(crate) mod soft;
 
-mod fixslice32;
+pub(crate) mod fixslice32;
 
 /// The S-box of the 32-bit kernel in Thumb-2 assembly (Cortex-M3/M4/M7/M33).
 #[cfg(ratchet_rng_arm_thumb2)]
@@ -413,6 +413,46 @@ mod tests {
                 Self::Fixslice32 => fixslice32::ctr_keystream(key, counter, out),
             }
         }
+    }
+
+    /// Issue 31 (4b): `fixslice32`'s round keys are wiped where they live
+    /// when dropped (the stack scrub after the kernel would hide a `Drop`
+    /// that stopped zeroizing from `tests/fixslice32_stack.rs`). Shown to
+    /// fail by `.ci/mutants/fixslice32-round-keys-kept.patch`.
+    #[test]
+    fn fixslice32_round_keys_are_zeroized_on_drop() {
+        let mut slot = core::mem::MaybeUninit::new(fixslice32::RoundKeys::zeroed());
+        // SAFETY: `slot` was initialised just above and is not dropped yet.
+        fixslice32::expand_key(&[0xa5; 32], unsafe { slot.assume_init_mut() });
+        let bytes = |slot: &core::mem::MaybeUninit<fixslice32::RoundKeys>| {
+            // SAFETY: `slot` holds a `RoundKeys`' bytes (an array of `u32`s,
+            // no padding, every byte written by `zeroed` and `expand_key`, or
+            // by its `Drop`), readable for its size; dropping it in place
+            // does not deallocate or de-initialise them.
+            unsafe {
+                core::slice::from_raw_parts(
+                    slot.as_ptr().cast::<u8>(),
+                    core::mem::size_of::<fixslice32::RoundKeys>(),
+                )
+            }
+            .to_vec()
+        };
+        let before = bytes(&slot);
+        assert!(
+            before.iter().filter(|b| **b != 0).count() > before.len() / 2,
+            "control: the expanded round keys are mostly nonzero"
+        );
+        // SAFETY: initialised, and dropped only here (never read as a value
+        // after: only its bytes, above).
+        unsafe { slot.assume_init_drop() };
+        let after = bytes(&slot);
+        let left = after.iter().filter(|b| **b != 0).count();
+        assert_eq!(
+            left,
+            0,
+            "round-key bytes left nonzero after drop: {left} of {}",
+            after.len()
+        );
     }
 
     /// `pools` chained pools of the specification, `soft.rs` (whatever

@@ -200,6 +200,20 @@ pub fn chacha_key_period_scalar32<const ROUNDS: usize>(
     chacha::scalar32::key_period::<ROUNDS>(key, out);
 }
 
+/// Consecutive `AesCtrPoolRng` pools (as [`Aes256::fill_pools`]) by the
+/// 32-bit fixsliced AES kernel, on any target: the kernel the `soft` backend
+/// runs on 32-bit targets (Cortex-M, RISC-V rv32, i686); this entry point lets
+/// a 64-bit build check it too (its stack scrub, constant-time tests).
+pub fn aes_fill_pools_fixslice32(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+    aes::fixslice32::fill_pools(key, out);
+}
+
+/// The AES-256-CTR keystream (as [`Aes256::ctr_keystream`]) by the 32-bit
+/// fixsliced AES kernel, on any target (see [`aes_fill_pools_fixslice32`]).
+pub fn aes_ctr_keystream_fixslice32(key: &[u8; 32], counter: u128, out: &mut [[u8; 16]]) {
+    aes::fixslice32::ctr_keystream(key, counter, out);
+}
+
 /// The RFC 8439 ChaCha block function with `ROUNDS` rounds (portable code):
 /// 32-bit block counter (any value, `u32::MAX` included), 96-bit nonce, full
 /// feed-forward.

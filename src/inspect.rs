@@ -83,6 +83,9 @@ pub enum Point {
     PageMapped,
     /// First use: the page in `PAGE`, not yet seeded.
     PagePublished,
+    /// The slow path: the generation watch probed (the droppable word
+    /// re-armed), the generation not yet read.
+    SlowProbed,
     /// The slow path: the generation read (and compared with the one the state
     /// was seeded under), the state not yet served from.
     SlowGenerationRead,
@@ -110,7 +113,7 @@ pub enum Point {
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 23] = [
+    pub const ALL: [Point; 24] = [
         Point::TakeSlotRead,
         Point::TakeCopied,
         Point::TakeBeforeLive,
@@ -124,6 +127,7 @@ impl Point {
         Point::SlowPageRead,
         Point::PageMapped,
         Point::PagePublished,
+        Point::SlowProbed,
         Point::SlowGenerationRead,
         Point::SlowServed,
         Point::SlowBeforeLive,
@@ -365,6 +369,15 @@ pub fn thread_mixes() -> [u64; 3] {
     crate::thread::generator::MIXES
         .try_with(core::cell::Cell::get)
         .unwrap_or([0; 3])
+}
+
+/// This thread's reseeds whose mix hashed the CPU random source's bytes in
+/// (RDSEED/RDRAND/RNDR, or [`inject_cpu_random`]'s words).
+#[cfg(feature = "thread_rng")]
+pub fn thread_cpu_random_mixes() -> u64 {
+    crate::thread::generator::CPU_RANDOM_MIXES
+        .try_with(core::cell::Cell::get)
+        .unwrap_or(0)
 }
 
 /// How many times this thread's generator has been (re)seeded successfully.

@@ -265,6 +265,7 @@ point_tests! {
     slow_page_read => "SlowPageRead",
     page_mapped => "PageMapped",
     page_published => "PagePublished",
+    slow_probed => "SlowProbed",
     slow_generation_read => "SlowGenerationRead",
     slow_served => "SlowServed",
     slow_before_live => "SlowBeforeLive",

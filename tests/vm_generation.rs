@@ -784,6 +784,65 @@ mod inspected {
         every_thread_after(2, || assert!(__inspect::simulate_process_restore()));
     }
 
+    /// Set while [`drop_page_once_at_probed`] is to drop the page.
+    static DROP_AT_PROBED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+    /// Set once it did.
+    static DROPPED_AT_PROBED: std::sync::atomic::AtomicBool =
+        std::sync::atomic::AtomicBool::new(false);
+
+    /// The injection hook of [`a_page_dropped_inside_the_slow_path_is_not_recorded`]:
+    /// at the first `SlowProbed` after it is armed, the kernel drops the
+    /// droppable page (memory pressure), as a restore would zero it.
+    fn drop_page_once_at_probed(point: Point) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if point == Point::SlowProbed && DROP_AT_PROBED.swap(false, SeqCst) {
+            DROPPED_AT_PROBED.store(__inspect::simulate_process_restore(), SeqCst);
+        }
+    }
+
+    /// Issue 31 (2): the kernel may drop the droppable page between the slow
+    /// path's re-arm of the word (`probe()`) and its read of the generation
+    /// (`SlowProbed`). The slow path must not record the wiped word's 0 as
+    /// the generation with the fast path open: a process restore, which also
+    /// leaves the word 0, would then go unseen and the buffer filled before
+    /// the dump would be served again. A draw that refills passes the point
+    /// with the hook armed; then a simulated restore; the values drawn after
+    /// it must come from exactly one reseed (a served buffer reseeds none).
+    #[test]
+    fn a_page_dropped_inside_the_slow_path_is_not_recorded() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let _serial = serial();
+        if !restores_watched() {
+            return;
+        }
+        fresh_buffer();
+        // An empty buffer: the next draw takes the slow path and refills.
+        ratchet_rng::rng().reseed().expect("reseed");
+        DROPPED_AT_PROBED.store(false, SeqCst);
+        DROP_AT_PROBED.store(true, SeqCst);
+        __inspect::set_injection_hook(Some(drop_page_once_at_probed));
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(None);
+        assert!(
+            DROPPED_AT_PROBED.load(SeqCst),
+            "the hook did not drop the page at SlowProbed"
+        );
+        // The "dump" is now: a restore follows, then 64 draws. Nothing may
+        // look at the thread's buffer in between: any slow path (the
+        // inspection hooks take one) re-arms the word and hides the bug.
+        let reseeds = __inspect::thread_reseeds();
+        assert!(__inspect::simulate_process_restore());
+        let drawn: Vec<u64> = (0..64).map(|_| ratchet_rng::u64()).collect();
+        assert_eq!(
+            __inspect::thread_reseeds() - reseeds,
+            1,
+            "reseeds after a restore: the {} values drawn came from the buffer filled \
+             before it",
+            drawn.len()
+        );
+    }
+
     #[test]
     fn clones_with_equal_os_seeds_differ_after_a_process_restore() {
         let _serial = serial();
@@ -1191,6 +1250,76 @@ mod inspected {
         );
         assert_eq!(__inspect::hardware_random_source(), real);
         println!("CPU random source here: {}", real.unwrap_or("none"));
+    }
+
+    /// The CPU random source this machine must have, from
+    /// `RATCHET_RNG_EXPECT_CPU_RANDOM` (`RDSEED`, `RDRAND`, `RNDR` or `none`;
+    /// CI sets it from the CPU's flags), or `None` when unset.
+    fn expected_cpu_random() -> Option<Option<String>> {
+        let want = std::env::var("RATCHET_RNG_EXPECT_CPU_RANDOM").ok()?;
+        match want.as_str() {
+            "none" => Some(None),
+            "RDSEED" | "RDRAND" | "RNDR" => Some(Some(want)),
+            other => panic!(
+                "RATCHET_RNG_EXPECT_CPU_RANDOM={other}: not one of RDSEED, RDRAND, RNDR, none"
+            ),
+        }
+    }
+
+    /// Issue 31 (4a): where the CPU has a random source, the reseed after a
+    /// new generation hashes its bytes in (the clones' divergence must not
+    /// rest on the clocks alone). The source must be the one CI expects from
+    /// the CPU's flags (`RATCHET_RNG_EXPECT_CPU_RANDOM`), so that a detection
+    /// that stopped finding it fails too; unset, whatever is found is held to.
+    /// Shown to fail by `.ci/mutants/cpu-random-unmixed.patch`.
+    #[test]
+    fn a_new_generation_mixes_the_cpu_random_source() {
+        let _serial = serial();
+        let source = __inspect::hardware_random_source();
+        if let Some(want) = expected_cpu_random() {
+            assert_eq!(
+                source.map(str::to_owned),
+                want,
+                "the CPU random source found here is not the one expected \
+                 (RATCHET_RNG_EXPECT_CPU_RANDOM)"
+            );
+        } else {
+            println!("RATCHET_RNG_EXPECT_CPU_RANDOM unset: holding to what was found");
+        }
+        fresh_buffer();
+        let before = __inspect::thread_cpu_random_mixes();
+        let reseeds = __inspect::thread_reseeds();
+        ratchet_rng::reseed_all_threads();
+        let _ = ratchet_rng::u64();
+        assert_eq!(__inspect::thread_reseeds() - reseeds, 1, "one reseed");
+        assert_eq!(
+            __inspect::thread_cpu_random_mixes() - before,
+            u64::from(source.is_some()),
+            "reseeds after a new generation that hashed the CPU random source's \
+             bytes (source here: {})",
+            source.unwrap_or("none")
+        );
+        // With injected words (where the CPU has no source, they are used as
+        // one): the mix takes them.
+        __inspect::inject_cpu_random(Some([
+            0x0123_4567_89ab_cdef,
+            0xfedc_ba98_7654_3210,
+            0x0f1e_2d3c_4b5a_6978,
+            0x8796_a5b4_c3d2_e1f0,
+        ]));
+        let before = __inspect::thread_cpu_random_mixes();
+        ratchet_rng::reseed_all_threads();
+        let _ = ratchet_rng::u64();
+        __inspect::inject_cpu_random(None);
+        assert_eq!(
+            __inspect::thread_cpu_random_mixes() - before,
+            1,
+            "a reseed after a new generation left the injected CPU words out"
+        );
+        println!(
+            "CPU random source mixed in here: {}",
+            source.unwrap_or("none")
+        );
     }
 
     #[test]

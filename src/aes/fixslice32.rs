@@ -47,6 +47,25 @@
 //! The key changes at every pool (fast key erasure), so each pool expands its
 //! key once, directly into the fixsliced round keys, which stay in place for
 //! the pool's 128 batches.
+//!
+//! # Security
+//!
+//! Constant time in the key: logic and fixed rotations on planes; every index
+//! and branch depends on public counters and round numbers. Nothing of a key
+//! outlives a call of [`fill_pools`] or [`ctr_keystream`] outside the caller's
+//! `key` (the current key, overwritten in place by the next one): the round
+//! keys ([`RoundKeys`]) and the first round's S-box planes
+//! ([`FirstSubBytes`]) are zeroized where they live when they drop, the key
+//! schedule's window and the packing buffers as soon as they are used, and
+//! then [`scrub_stack`] zeroes the [`SCRUB_BYTES`] of stack below the caller's
+//! frame that the kernel used, which hold whatever the compiler spilled or
+//! copied there (planes of the state and of the round keys, by-value copies
+//! such as [`FirstSubBytes::of_batch`]'s) and the Thumb-2 S-box's spill area
+//! (`arm_thumb2.rs`, 72 bytes below the stack pointer at each call).
+//! Registers are not cleared. Checked by `tests/fixslice32_stack.rs` (x86_64,
+//! through `hazmat`) and by the firmware's `stack-residue` check on a
+//! Cortex-M4F and a RISC-V rv32 core, both looking for every word of the
+//! keys, round keys and S-box planes in the stack below the caller.
 #![forbid(unsafe_code)]
 
 use core::fmt;
@@ -112,14 +131,15 @@ pub(super) fn portable_sbox_circuit_without_constant(planes: State) -> State {
 ///
 /// # Security
 ///
-/// Zeroized on drop. Not `Clone`; `Debug` prints no key material.
-struct RoundKeys {
+/// Zeroized on drop (`aes::tests::fixslice32_round_keys_are_zeroized_on_drop`).
+/// Not `Clone`; `Debug` prints no key material.
+pub(super) struct RoundKeys {
     planes: [State; ROUNDS + 1],
 }
 
 impl RoundKeys {
     /// All-zero round keys, to be filled by [`expand_key`].
-    const fn zeroed() -> Self {
+    pub(super) const fn zeroed() -> Self {
         Self {
             planes: [[0; 8]; ROUNDS + 1],
         }
@@ -145,9 +165,22 @@ impl fmt::Debug for RoundKeys {
 ///
 /// # Security
 ///
-/// Constant time in the key. The old key is overwritten with the next one;
-/// the round keys and the state are zeroized before returning.
+/// Constant time in the key. The old key is overwritten with the next one in
+/// place. The round keys and the first round's S-box planes are zeroized
+/// where they live (their `Drop`), and then the whole stack the kernel used
+/// below its caller's frame ([`SCRUB_BYTES`]: spilled planes, by-value copies,
+/// the Thumb-2 S-box's spill area) is zeroed before this returns.
+#[inline]
 pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
+    pools(key, out);
+    scrub_stack();
+}
+
+/// [`fill_pools`] before the stack scrub: out of line, so that its frames lie
+/// where [`scrub_stack`]'s frame, called next from the same frame, overwrites
+/// them.
+#[inline(never)]
+fn pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]) {
     let mut rk = RoundKeys::zeroed();
     let mut first = FirstSubBytes::zeroed();
     let mut state: State = [0; 8];
@@ -262,8 +295,18 @@ impl Drop for FirstSubBytes {
 ///
 /// # Security
 ///
-/// Constant time in the key; the counter and the length are public.
+/// Constant time in the key; the counter and the length are public. The round
+/// keys are zeroized on drop and the stack the kernel used is zeroed before
+/// this returns, as in [`fill_pools`].
+#[inline]
 pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+    keystream(key, counter, out);
+    scrub_stack();
+}
+
+/// [`ctr_keystream`] before the stack scrub (see [`pools`]).
+#[inline(never)]
+fn keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
     let mut rk = RoundKeys::zeroed();
     expand_key(key, &mut rk);
     let mut next = counter;
@@ -284,6 +327,32 @@ pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK
     batch.zeroize();
 }
 
+/// Bytes of stack [`scrub_stack`] zeroes below the frame that calls the
+/// kernel: more than the deepest the kernel's calls reach ([`pools`] or
+/// [`keystream`] and everything they call, the Thumb-2 S-box's spill area
+/// included), measured by painting the stack. On a Cortex-M4 (rustc 1.95) the
+/// kernel writes between 1152 and 1280 bytes below its caller at opt-levels
+/// "s" and 3 (a 1152-byte scrub leaves none of its secret words there but
+/// misses its deepest frame; 1280 bytes cover it: the firmware's
+/// `stack-residue` check, `.ci/firmware`), and a rv32imac core about as
+/// much; on x86_64 (the host's `tests/fixslice32_stack.rs`), 1.5 KiB below
+/// the test's frame in release.
+const SCRUB_BYTES: usize = if cfg!(target_pointer_width = "64") {
+    2048
+} else {
+    1280
+};
+
+/// Zeroes [`SCRUB_BYTES`] of stack: called right after [`pools`] (or
+/// [`keystream`]) from the same frame, its own frame lies where the kernel
+/// spilled planes and round-key words, and its volatile writes overwrite
+/// them. In `u64`s: one store instruction (`strd`) per 8 bytes on 32-bit Arm.
+#[inline(never)]
+fn scrub_stack() {
+    let mut scratch = [0u64; SCRUB_BYTES / 8];
+    scratch.zeroize();
+}
+
 // ---------------------------------------------------------------------------
 // Key expansion (FIPS 197 §5.2), straight into fixsliced round keys
 // ---------------------------------------------------------------------------
@@ -293,7 +362,7 @@ pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK
 /// planes as soon as it is known.
 ///
 /// Branches only on the public round number; the window is zeroized.
-fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
+pub(super) fn expand_key(key: &[u8; 32], rk: &mut RoundKeys) {
     // `window[k]` is schedule word `w[i - 8 + k]` (big-endian, as FIPS 197).
     let mut window = [0u32; 8];
     let (key_words, _) = key.as_chunks::<4>();

@@ -112,9 +112,15 @@ pub(crate) fn bump() {
 /// caller must reseed and keep the fast path closed (also while a probe is in
 /// progress or due again: no thread serves from a buffer before the watch is
 /// decided).
+///
+/// A droppable word read as 0 is never trusted: its page was dropped after
+/// the slow path re-armed it ([`probe`]) and before the caller read it. Were
+/// that 0 recorded with the fast path open, a process restore, which leaves
+/// the word 0 too, would compare equal and go unseen (issue 31); instead the
+/// caller reseeds, and its next call re-arms the word and reseeds again.
 pub(crate) fn trusted(now: Generation) -> bool {
     let Some(word) = watched_word() else {
-        return PROBE.load(Ordering::Relaxed) == DONE;
+        return PROBE.load(Ordering::Relaxed) == DONE && !(now.vm == 0 && restore_word_watched());
     };
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     {

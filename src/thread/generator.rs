@@ -241,6 +241,9 @@ std::thread_local! {
     /// Inspection builds: this thread's successful reseeds by [`Mix`] (`None`,
     /// `Lite`, `Full`).
     pub(crate) static MIXES: core::cell::Cell<[u64; 3]> = const { core::cell::Cell::new([0; 3]) };
+    /// Inspection builds: this thread's full mixes whose hashed material held
+    /// the CPU random source's 32 bytes (not all zeros).
+    pub(crate) static CPU_RANDOM_MIXES: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
 }
 
 /// What a reseed mixes into the OS bytes (see [`Generator::reseed`]).
@@ -323,12 +326,18 @@ impl Generator {
         if result.is_ok() && mix == Mix::Full {
             let mut material = [0u8; generation::MATERIAL_BYTES];
             let used = generation::clone_material(&mut material);
-            let os = self.seed;
-            mix_hash(
-                &[b"ratchet-rng mix", &os, &material[..used]],
-                &mut self.seed,
-            );
-            let mut os = os;
+            // Declared mutable where it is made, so that the wipe below
+            // zeroes this copy in place, not a moved copy of it.
+            let mut os = self.seed;
+            let hashed = &material[..used];
+            mix_hash(&[b"ratchet-rng mix", &os, hashed], &mut self.seed);
+            #[cfg(ratchet_rng_inspect)]
+            if hashed
+                .get(generation::MATERIAL_BYTES - 32..)
+                .is_some_and(|cpu| cpu.iter().any(|b| *b != 0))
+            {
+                let _ = CPU_RANDOM_MIXES.try_with(|count| count.set(count.get() + 1));
+            }
             os.zeroize();
             material.zeroize();
         }

@@ -427,6 +427,10 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
     // path until the probe is done (one load after that).
     generation::probe();
+    // The droppable word re-armed, the generation not yet read: the kernel
+    // may drop its page here (memory pressure), and a restore too; the read
+    // below then finds 0, which `trusted` refuses.
+    inject!(SlowProbed);
     let protection = fork::protection(close_in_child);
     let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
     let fast = protection.fast_path(wipes);

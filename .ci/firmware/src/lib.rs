@@ -231,6 +231,41 @@ pub fn stack_use(f: &mut dyn FnMut()) -> usize {
     sp - p
 }
 
+/// What `f` left on the free stack: paints the free stack below this frame as
+/// [`stack_use`] does, runs `f`, then passes every word of the stack `f` used
+/// (from the lowest word that no longer holds the pattern up to this frame's
+/// stack pointer) to `visit`. Returns the bytes of stack `f` used.
+#[inline(never)]
+pub fn stack_residue(f: &mut dyn FnMut(), visit: &mut dyn FnMut(u32)) -> usize {
+    let bottom = addr_of!(__stack_bottom) as usize;
+    let sp = stack_pointer();
+    let mut p = bottom;
+    while p < sp {
+        // SAFETY: as in `stack_use`: word-aligned, in [bottom, sp), the free
+        // part of the stack region that link.x reserves for this program.
+        unsafe { write_volatile(p as *mut u32, PAINT) };
+        p += 4;
+    }
+    core::hint::black_box(&mut *f)();
+    let mut low = bottom;
+    while low < sp {
+        // SAFETY: word-aligned, in [bottom, sp), readable.
+        if unsafe { read_volatile(low as *const u32) } != PAINT {
+            break;
+        }
+        low += 4;
+    }
+    assert!(low > bottom, "the stack overflowed its region");
+    let mut p = low;
+    while p < sp {
+        // SAFETY: word-aligned, in [low, sp): stack below this frame that `f`
+        // used and left, readable, not live.
+        visit(unsafe { read_volatile(p as *const u32) });
+        p += 4;
+    }
+    sp - low
+}
+
 // --- instruction counting ---------------------------------------------------------------
 //
 // Under QEMU's `-icount shift=0` every guest instruction advances the guest clock

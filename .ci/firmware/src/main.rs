@@ -20,7 +20,13 @@ use ratchet_rng::{
     AesCtrPoolRng, ChaCha12KeyErasureRng, ChaCha20KeyErasureRng, ChaChaKeyErasureRng, RestoreError,
     SavedState, SeedTree, SeedTreeRng, ShakeRng, TurboShakeRng,
 };
-use ratchet_rng_firmware::{command_line, exit, println};
+use ratchet_rng_firmware::{command_line, exit, println, stack_residue};
+
+/// The words the 32-bit AES kernel holds under a key (shared with
+/// `tests/fixslice32_stack.rs`).
+#[path = "../../../tests/common/fixslice32_secrets.rs"]
+#[allow(dead_code, reason = "shared with the host test, which uses all of it")]
+mod secrets;
 
 // --- the shapes of the embedded known answers (filled in by build.rs) --------------------
 
@@ -584,6 +590,59 @@ fn apply_go_ops(rng: &mut ChaChaKeyErasureRng, ops: &[(Op, usize)]) -> bool {
     true
 }
 
+/// Issue 31: after an `AesCtrPoolRng` refill (the 32-bit kernel,
+/// `aes/fixslice32.rs`, with the Thumb-2 S-box on the Cortex-M4F), no word of
+/// the erased key or the current one, of the round keys or of the first
+/// round's S-box planes is left on the stack the refill used (the kernel
+/// zeroes it before it returns). The generator lives above the painted stack;
+/// the draws cross at least one refill, under the seed's key or the next
+/// one (whether construction refilled first), so both keys' secrets are
+/// looked for, and the key after them.
+fn stack_residue_aes(checks: &mut Checks<'_>) {
+    let seed: [u8; 32] = core::array::from_fn(|i| (i as u8).wrapping_mul(0x9d) ^ 0x5b);
+    let next = secrets::next_key(&seed);
+    let after = secrets::next_key(&next);
+    let mut words = [0u32; 2 * secrets::WORDS_PER_KEY + 16];
+    let (first, rest) = words.split_at_mut(secrets::WORDS_PER_KEY);
+    let (second, third) = rest.split_at_mut(secrets::WORDS_PER_KEY);
+    first.copy_from_slice(&secrets::secret_words(&seed));
+    second.copy_from_slice(&secrets::secret_words(&next));
+    third.copy_from_slice(&secrets::secret_words(&after)[..16]);
+    let mut rng = AesCtrPoolRng::from_seed(seed);
+    let (mut hits, mut kinds) = (0u32, [0u32; 4]);
+    let used = stack_residue(
+        &mut || {
+            // 4068 bytes: at least one refill (4064 bytes each).
+            for _ in 0..1017 {
+                core::hint::black_box(rng.next_u32());
+            }
+        },
+        &mut |word| {
+            if word == 0 || word == !0 {
+                return;
+            }
+            if let Some(i) = words.iter().position(|w| *w == word) {
+                hits += 1;
+                kinds[match secrets::kind(i) {
+                    "key word" => 0,
+                    "round-key plane" => 1,
+                    "first-round S-box plane" => 2,
+                    _ => 3,
+                }] += 1;
+            }
+        },
+    );
+    println!(
+        "     stack residue after an AesCtrPoolRng refill: {used} bytes used, {hits} secret \
+         words left (keys {}, round keys {}, S-box planes {}, last-byte planes {})",
+        kinds[0], kinds[1], kinds[2], kinds[3]
+    );
+    checks.check(
+        format_args!("stack-residue aes_ctr_pool: no key word on the stack after a refill"),
+        |c| c.holds("secret words left on the stack", hits == 0),
+    );
+}
+
 #[unsafe(no_mangle)]
 extern "C" fn firmware_main() -> ! {
     let mut cmdline = [0u8; 256];
@@ -625,6 +684,7 @@ extern "C" fn firmware_main() -> ! {
     each_generator!(save_restore);
     seed_tree(&mut checks);
     go_states(&mut checks);
+    stack_residue_aes(&mut checks);
 
     if let Some(label) = corrupt
         && !checks.corrupted
