@@ -594,6 +594,39 @@ mod tests {
         }
     }
 
+    /// Every SIMD backend against `soft` in brief: one key, one pool (a
+    /// pool's first batch, next key and body), and 1 and 33 keystream blocks
+    /// across the counter's wrap-around (a batch and a tail). The
+    /// cross-backend test CI's Miri runs in its builds with SIMD target
+    /// features (CONTRIBUTING.md, "Miri"), where the full ones above would
+    /// take hours (a portable pool takes Miri about half a minute); natively
+    /// it is one more check.
+    #[test]
+    fn backends_match_soft_briefly() {
+        let key = core::array::from_fn(|i| (i * 29 + 3) as u8);
+        let counter = u128::MAX - 1;
+        let want_pool = spec_pools(key, 1);
+        let want_ctr = [1, 33].map(|len| spec_keystream(&key, counter, len));
+        for_each_simd_backend(|backend| {
+            let name = backend.name();
+            let mut got_key = key;
+            let mut got = vec![[0u8; POOL_OUTPUT_BYTES]; 1];
+            fill_pools(backend, &mut got_key, &mut got);
+            assert!(
+                (got_key, got.as_flattened().to_vec()) == want_pool,
+                "{name}: fill_pools"
+            );
+            for want in &want_ctr {
+                let len = want.len() / BLOCK_BYTES;
+                assert_eq!(
+                    keystream_on(backend, &key, counter, len),
+                    *want,
+                    "{name}: ctr_keystream, {len} blocks"
+                );
+            }
+        });
+    }
+
     #[test]
     fn names_are_distinct_and_listed() {
         let available: Vec<AesBackend> = AesBackend::available().collect();

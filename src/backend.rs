@@ -168,8 +168,30 @@ cpufeatures::new!(aarch64_aes_probe, "aes");
 /// OS's AVX-512 state. The caller checks AVX2 and the OS's YMM state (through
 /// `cpufeatures`'s "avx2"), which is all VAES on YMM registers needs. The
 /// answer is cached: CPUID is slow, and traps to the hypervisor in a VM.
+///
+/// A build with `vaes` enabled at compile time answers yes without asking, as
+/// `cpufeatures` does. Where CPUID cannot be executed the compile-time answer
+/// is the only one, again as in `cpufeatures`: inside an SGX enclave CPUID
+/// faults (`target_env = "sgx"`), and Miri interprets no `asm!`, CPUID
+/// included.
 #[cfg(ratchet_rng_x86_vaes256)]
 fn cpuid_has_vaes() -> bool {
+    if cfg!(target_feature = "vaes") {
+        return true;
+    }
+    #[cfg(any(miri, target_env = "sgx"))]
+    {
+        false
+    }
+    #[cfg(not(any(miri, target_env = "sgx")))]
+    {
+        cpuid_leaf7_has_vaes()
+    }
+}
+
+/// [`cpuid_has_vaes`]'s question to the CPU, cached.
+#[cfg(all(ratchet_rng_x86_vaes256, not(any(miri, target_env = "sgx"))))]
+fn cpuid_leaf7_has_vaes() -> bool {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
     use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -181,17 +203,18 @@ fn cpuid_has_vaes() -> bool {
         return cached == 1;
     }
     #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
-    // SAFETY: every x86_64 CPU has the CPUID instruction; it has no other
-    // precondition (it reads no memory).
+    // SAFETY: CPUID exists on every x86_64 CPU and may be executed everywhere
+    // but inside an SGX enclave, where it faults (excluded by the `cfg` above);
+    // it has no other precondition (it reads no memory).
     let max_leaf = unsafe { __cpuid(0) }.eax;
     let has_vaes = max_leaf >= 7 && {
         #[allow(
             unused_unsafe,
             reason = "`__cpuid_count` is an unsafe fn on the MSRV (1.89)"
         )]
-        // SAFETY: every x86_64 CPU has the CPUID instruction; it has no other
-        // precondition, and leaf 7 exists (checked above against the highest
-        // basic leaf, so the answer is not another leaf's).
+        // SAFETY: as for leaf 0 above (CPUID exists and this is no SGX
+        // enclave); leaf 7 exists (checked against the highest basic leaf, so
+        // the answer is not another leaf's).
         let leaf7 = unsafe { __cpuid_count(7, 0) };
         leaf7.ecx & (1 << 9) != 0
     };

@@ -173,6 +173,32 @@ mod tests {
         }
     }
 
+    // Every available backend against `soft` in brief: one key, ChaCha8 over
+    // batches of 0 and 2 key periods (the key chained between them), ChaCha20
+    // over one. The cross-backend test CI's Miri runs in its builds with SIMD
+    // target features (CONTRIBUTING.md, "Miri"), where the full one above
+    // would take hours; natively it is one more check.
+    #[test]
+    fn backends_match_soft_briefly() {
+        let key: [u32; KEY_WORDS] =
+            core::array::from_fn(|i| 0x9e37_79b9u32.wrapping_mul(i as u32 + 1));
+        let want = [
+            run::<8>(ChaChaBackend::Soft, key, 0),
+            run::<8>(ChaChaBackend::Soft, key, 2),
+        ];
+        let want20 = run::<20>(ChaChaBackend::Soft, key, 1);
+        ChaChaBackend::for_each_available(|backend| {
+            let name = backend.name();
+            for (periods, want) in [0, 2].into_iter().zip(&want) {
+                assert!(
+                    run::<8>(backend, key, periods) == *want,
+                    "{name}, ChaCha8, {periods} periods"
+                );
+            }
+            assert!(run::<20>(backend, key, 1) == want20, "{name}, ChaCha20");
+        });
+    }
+
     // The one cross-backend helper: every available backend equals `soft` for
     // 8, 12 and 20 rounds, and every ChaCha backend named in
     // `RATCHET_RNG_EXPECT_BACKENDS` was among them (`for_each_available`).

@@ -141,9 +141,12 @@ impl Point {
     ];
 }
 
-/// The registered hook, as an address (0: none).
+/// The registered hook, as a pointer (null: none). A pointer, not an address:
+/// a function pointer rebuilt from an integer has no provenance, and calling
+/// it is undefined behaviour.
 #[cfg(feature = "thread_rng")]
-static HOOK: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+static HOOK: core::sync::atomic::AtomicPtr<()> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
 
 /// Registers `hook` (or none): the thread layer calls it at every injection
 /// point it passes, on every thread, in signal handlers and forked children
@@ -151,8 +154,8 @@ static HOOK: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::
 /// a signal, block, or record, and must be async-signal-safe.
 #[cfg(feature = "thread_rng")]
 pub fn set_injection_hook(hook: Option<fn(Point)>) {
-    let address = hook.map_or(0, |hook| hook as usize);
-    HOOK.store(address, core::sync::atomic::Ordering::SeqCst);
+    let pointer = hook.map_or(core::ptr::null_mut(), |hook| hook as *mut ());
+    HOOK.store(pointer, core::sync::atomic::Ordering::SeqCst);
 }
 
 /// Called at each point (the `inject!` macro).
@@ -160,10 +163,12 @@ pub fn set_injection_hook(hook: Option<fn(Point)>) {
 #[inline(never)]
 pub(crate) fn inject(point: Point) {
     let hook = HOOK.load(core::sync::atomic::Ordering::SeqCst);
-    if hook != 0 {
-        // SAFETY: the only nonzero value ever stored is a `fn(Point)` by
-        // `set_injection_hook`; function pointers live for the whole program.
-        let hook = unsafe { core::mem::transmute::<usize, fn(Point)>(hook) };
+    if !hook.is_null() {
+        // SAFETY: the only non-null value ever stored is a `fn(Point)` cast to
+        // a pointer by `set_injection_hook`, so this is that function pointer
+        // with its provenance (a pointer-to-pointer transmute, never an
+        // integer's); functions live for the whole program.
+        let hook = unsafe { core::mem::transmute::<*mut (), fn(Point)>(hook) };
         hook(point);
     }
 }

@@ -26,7 +26,14 @@ fn read<R: Rng>(mut rng: R, lengths: &[usize]) -> Vec<u8> {
 }
 
 /// Request lengths around a refill of `refill` bytes, then 3 MiB at once.
+/// Under Miri (CI runs this file in a build with SIMD target features,
+/// CONTRIBUTING.md "Miri") a few bytes of the first refill: the point there
+/// is every backend's dispatch and kernel, not the buffer (whose own tests
+/// Miri runs in the lib).
 fn lengths(refill: usize) -> Vec<usize> {
+    if cfg!(miri) {
+        return vec![0, 1, 7, 3];
+    }
     vec![
         0,
         1,
