@@ -79,7 +79,7 @@ pub enum Point {
     SlowMarked,
     /// The slow path: `PAGE` read (under the mark).
     SlowPageRead,
-    /// First use: a page mapped (or taken from the spare list), not yet in `PAGE`.
+    /// First use: a page taken from a slab, not yet in `PAGE`.
     PageMapped,
     /// First use: the page in `PAGE`, not yet seeded.
     PagePublished,
@@ -101,7 +101,7 @@ pub enum Point {
     DropClosed,
     /// Thread exit: the page taken out of `PAGE`, not yet wiped.
     DropPageTaken,
-    /// Thread exit: the page wiped, not yet given to the spare list or unmapped.
+    /// Thread exit: the page wiped, not yet given back to its slab.
     DropWiped,
     /// The `pthread_atfork` child hook: `SLOT` and `PAGE` read, before the mark.
     ChildHookRead,
@@ -165,7 +165,7 @@ pub(crate) fn inject(point: Point) {
 }
 
 // ---------------------------------------------------------------------------
-// thread: pages, spare list, verdict
+// thread: pages, slabs, verdict
 // ---------------------------------------------------------------------------
 
 /// Every thread-state slot this process has mapped, and the free ones (all

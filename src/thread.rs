@@ -172,8 +172,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
-/// **Thread exit.** The state is zeroized when the thread exits, and its pages
-/// are kept for a new thread (up to 64; the rest are unmapped). Used
+/// **Thread exit.** The state is zeroized when the thread exits, and its slot
+/// (in a slab of 64 that is never unmapped) is kept for a new thread. Used
 /// later in the thread's teardown (from another thread-local's destructor) the
 /// handle still works: each call is then served by the OS (slower, never a
 /// repeat).

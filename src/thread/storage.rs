@@ -7,9 +7,9 @@
 //! what a forked child sees there, `fork.rs`). The page starts with a [`Header`]: the count of unread
 //! bytes `left` and the `live` mark, which a wipe-on-fork zeroes. Three
 //! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
-//! in-use flag; [`PAGE`], the raw pointer to the page (the mapping's own
-//! pointer, so that it may reach the whole page); and [`OWNER`], whose
-//! destructor frees the page when the thread exits.
+//! in-use flag; [`PAGE`], the raw pointer to the page (derived from its
+//! slab's mapping, so that it may reach the whole page); and [`OWNER`], whose
+//! destructor gives the page back when the thread exits.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -521,8 +521,8 @@ fn create_page() -> Option<*mut Page> {
         return None;
     };
     let page = page.cast::<Page>();
-    // Mapped, not yet this thread's: a handler here is served by the OS (the
-    // caller holds the mark), so no second page is made.
+    // Taken from a slab, not yet this thread's: a handler here is served by the
+    // OS (the caller holds the mark), so no second page is taken.
     inject!(PageMapped);
     let _ = ADVICE.try_with(|cell| cell.set(advice));
     set_page(page);
