@@ -8,10 +8,11 @@
 //! a consistent picture: the slots of the parent's other threads stay taken.
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
-/// States per slab: one bit each in [`Slab::taken`].
-const SLOTS: usize = 64;
+/// States per slab: one bit each in [`Slab::taken`] (64 on 64-bit systems; a
+/// word, so that systems without 64-bit atomics need none).
+const SLOTS: usize = usize::BITS as usize;
 
 /// At most this many slabs: a thread beyond `SLOTS * MAX_SLABS` states held at
 /// once is served by the OS.
@@ -21,7 +22,7 @@ struct Slab {
     /// The mapping (null: not made yet).
     base: AtomicPtr<u8>,
     /// Bit `i`: slot `i` is held by a thread.
-    taken: AtomicU64,
+    taken: AtomicUsize,
     /// What the kernel accepted for the whole slab: bit 0, wiped in a forked
     /// child; bit 1, kept out of core dumps. Written before `base` is published.
     advice: AtomicU8,
@@ -30,7 +31,7 @@ struct Slab {
 static SLABS: [Slab; MAX_SLABS] = [const {
     Slab {
         base: AtomicPtr::new(ptr::null_mut()),
-        taken: AtomicU64::new(0),
+        taken: AtomicUsize::new(0),
         advice: AtomicU8::new(0),
     }
 }; MAX_SLABS];
@@ -137,7 +138,7 @@ fn base(slab: &Slab, stride: usize) -> Option<*mut u8> {
 pub(crate) fn take(stride: usize) -> Option<(*mut u8, (bool, bool))> {
     for slab in &SLABS {
         let mut taken = slab.taken.load(Ordering::Relaxed);
-        while taken != u64::MAX {
+        while taken != usize::MAX {
             let base = base(slab, stride)?;
             let slot = (!taken).trailing_zeros();
             match slab.taken.compare_exchange_weak(
