@@ -285,7 +285,8 @@ impl State {
     pub(crate) fn secret_ranges(&self, left: usize) -> [core::ops::Range<usize>; 2] {
         let base = core::ptr::from_ref(self) as usize;
         let generator = core::ptr::from_ref(&self.generator) as usize - base;
-        [generator..generator + size_of::<Generator>(), 0..left]
+        let buf = core::ptr::from_ref(&self.buf) as usize - base;
+        [generator..generator + size_of::<Generator>(), buf..buf + left]
     }
 }
 
