@@ -286,7 +286,10 @@ impl State {
         let base = core::ptr::from_ref(self) as usize;
         let generator = core::ptr::from_ref(&self.generator) as usize - base;
         let buf = core::ptr::from_ref(&self.buf) as usize - base;
-        [generator..generator + size_of::<Generator>(), buf..buf + left]
+        [
+            generator..generator + size_of::<Generator>(),
+            buf..buf + left,
+        ]
     }
 }
 
