@@ -12,13 +12,13 @@
 #[cfg(feature = "thread_rng")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadStatePages {
-    /// The address of the state's allocation (on unix: the start of its own
-    /// anonymous mapping, as `/proc/self/smaps` lists it on Linux).
+    /// The address of the state's slot (inside its slab's mapping on unix,
+    /// which `/proc/self/smaps` lists on Linux).
     pub address: usize,
-    /// Its length in bytes (whole pages on unix).
+    /// Its length in bytes (the slot's).
     pub len: usize,
     /// The pages are given zero-filled to a forked child (the wipe advice was
-    /// accepted, and the once-per-process check did not show otherwise).
+    /// accepted, and an unknown advice refused).
     pub wipe_on_fork: bool,
     /// The advice to keep the pages out of core dumps (`MADV_DONTDUMP` /
     /// `MADV_NOCORE`) was accepted.
@@ -79,7 +79,7 @@ pub enum Point {
     SlowMarked,
     /// The slow path: `PAGE` read (under the mark).
     SlowPageRead,
-    /// First use: a page mapped (or taken from the spare list), not yet in `PAGE`.
+    /// First use: a page taken from a slab, not yet in `PAGE`.
     PageMapped,
     /// First use: the page in `PAGE`, not yet seeded.
     PagePublished,
@@ -104,7 +104,7 @@ pub enum Point {
     DropClosed,
     /// Thread exit: the page taken out of `PAGE`, not yet wiped.
     DropPageTaken,
-    /// Thread exit: the page wiped, not yet given to the spare list or unmapped.
+    /// Thread exit: the page wiped, not yet given back to its slab.
     DropWiped,
     /// The `pthread_atfork` child hook: `SLOT` and `PAGE` read, before the mark.
     ChildHookRead,
@@ -174,47 +174,36 @@ pub(crate) fn inject(point: Point) {
 }
 
 // ---------------------------------------------------------------------------
-// thread: pages, spare list, verdict
+// thread: pages, slabs, verdict
 // ---------------------------------------------------------------------------
 
-/// Every thread-state page this process has mapped and not unmapped, and the
-/// spare list's pages (a subset, when nothing leaks), for the tests that check
-/// that no page is left unwiped or unreleased.
+/// Every thread-state slot this process has mapped, and the free ones (all
+/// of them once no thread holds a state, when nothing leaks), for the tests
+/// that check that no slot is left unwiped or unreleased.
 #[cfg(all(feature = "thread_rng", unix))]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageAudit {
-    /// Addresses of the pages mapped and not unmapped.
+    /// Addresses of every slot of every slab (slabs are never unmapped).
     pub mapped: std::vec::Vec<usize>,
-    /// Addresses of the pages in the spare list.
+    /// Addresses of the free slots.
     pub spare: std::vec::Vec<usize>,
-    /// The length of each page.
+    /// The length of each slot.
     pub len: usize,
 }
 
 /// See [`PageAudit`].
 #[cfg(all(feature = "thread_rng", unix))]
 pub fn page_audit() -> PageAudit {
-    let (spare, len) = crate::thread::storage::inspect_spare();
+    let (slots, len) = crate::thread::storage::inspect_slots();
     PageAudit {
-        mapped: crate::thread::storage::inspect_pages::all(),
-        spare,
+        mapped: slots.iter().map(|&(page, _)| page).collect(),
+        spare: slots
+            .iter()
+            .filter(|&&(_, free)| free)
+            .map(|&(page, _)| page)
+            .collect(),
         len,
     }
-}
-
-/// Fills every empty slot of the spare list with a fresh page, so that the next
-/// exiting thread's page is unmapped; returns how many were added. Decides the
-/// process's fork protection if no thread has yet.
-#[cfg(feature = "thread_rng")]
-pub fn fill_spare() -> usize {
-    crate::thread::storage::inspect_fill_spare()
-}
-
-/// Unmaps every spare page, so that the next exiting thread's page is kept;
-/// returns how many.
-#[cfg(feature = "thread_rng")]
-pub fn drain_spare() -> usize {
-    crate::thread::storage::inspect_drain_spare()
 }
 
 /// Whether this thread's fast path is open (its gate is its page's header and
@@ -237,11 +226,12 @@ pub fn protection() -> Option<&'static str> {
     })
 }
 
-/// Makes this thread's decision of the fork protection (if it makes one) take
-/// `verdict` as the wipe probe's answer instead of probing; `None` probes. A
-/// stand-in for a thread that probes under an emulator that accepts the
-/// wipe-on-fork advice without applying it (`Some(false)`), or for one under a
-/// seccomp filter, which trusts the advice (`Some(true)`).
+/// Makes this thread's decision of the fork protection (if it makes one), and
+/// the wipe advice of a slab it makes, take `verdict` as the classification's
+/// answer; `None` classifies. `Some(false)`: a stand-in for a system whose wipe
+/// is not believed (an emulator, an old kernel: the `pthread_atfork` and
+/// process-id layers alone), no advice asked; `Some(true)`: the advice's
+/// acceptance believed without the unknown-advice check.
 #[cfg(all(feature = "thread_rng", unix))]
 pub fn simulate_wipe_verdict(verdict: Option<bool>) {
     crate::thread::fork::WIPE_VERDICT.with(|cell| cell.set(verdict));

@@ -8,7 +8,7 @@
 //! - `thread/state.rs`: the per-thread state and the reseed policy (safe code);
 //! - `thread/generator.rs`: the generator, seeded in place (safe code);
 //! - `thread/fork.rs` and `thread/fork/`: fork detection, one file per OS
-//!   mechanism; `thread/pages.rs`: anonymous mappings (unix).
+//!   mechanism; `thread/pages.rs`: the slabs the states live in.
 
 /// An injection point: with `cfg(ratchet_rng_inspect)`, calls the hook a test
 /// registered (`__inspect::set_injection_hook`) with `Point::$point`, so that a
@@ -25,7 +25,6 @@ macro_rules! inject {
 pub(crate) mod fork;
 pub(crate) mod generation;
 pub(crate) mod generator;
-#[cfg(unix)]
 mod pages;
 mod state;
 pub(crate) mod storage;
@@ -190,10 +189,11 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// systems, where each buffer refill also compares `getpid()` (a child made by a
 /// raw system call there is caught at its next refill). Where the wipe does not
 /// work (emulators such as qemu-user, old kernels) every call compares
-/// `getpid()`. The first use in a process checks the wipe with one child made by
-/// `clone` without exit signal; under a seccomp filter there is no such child,
-/// and a process that forbids `fork`, ignores `SIGCHLD` or reaps every child
-/// keeps working at full speed.
+/// `getpid()`, and the `pthread_atfork` handler zeroes every thread's state in
+/// the child. No call starts a process: the wipe is believed where the kernel
+/// accepts it and refuses an unknown advice (as BoringSSL checks), so a
+/// process that forbids `fork`, ignores `SIGCHLD` or reaps every child keeps
+/// working at full speed.
 ///
 /// **Signals and reentrancy.** Every call marks the thread's state in use; a
 /// call that finds it in use (from a signal handler, a custom `getrandom`
@@ -220,8 +220,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
 ///   protected: a copy in a child continues the same stream.
 ///
-/// **Thread exit.** The state is zeroized when the thread exits, and its pages
-/// are kept for a new thread (up to 64; the rest are unmapped). Used
+/// **Thread exit.** The state is zeroized when the thread exits, and its slot
+/// (in a slab of 64 that is never unmapped) is kept for a new thread. Used
 /// later in the thread's teardown (from another thread-local's destructor) the
 /// handle still works: each call is then served by the OS (slower, never a
 /// repeat).

@@ -6,9 +6,9 @@
 //! Each test names one point and runs it with every handler kind ([`KINDS`]:
 //! one that draws, one that forks through libc and one by the raw `clone`
 //! system call (the child draws in the handler and after the interrupted call
-//! returns, and reports through a pipe), one that calls `reseed()`), once with
-//! the spare-page list full when the thread exits (its page is unmapped) and
-//! once with it empty (its page is kept and the next thread takes it). Each run
+//! returns, and reports through a pipe), one that calls `reseed()`); the
+//! thread's page is given back to its slab when it exits, and the next thread
+//! takes it. Each run
 //! is a fresh process (this binary, re-run with [`SCENARIO`] set), so a crash is
 //! a failed run with a message, and the process's pages can be counted. The
 //! scenario ([`scenario`]): a worker thread goes through first use, the fast
@@ -21,11 +21,11 @@
 //! values among the second thread's unread output count as repeats), 0 zeros,
 //! no crash (the process or a child killed), no child value equal to a parent
 //! value, and, after both threads exited, every page the process mapped is
-//! back in the spare list and all zero (no page leaked, none left unwiped).
+//! free in its slab and all zero (no page leaked, none left unwiped).
 //!
 //! `per_thread_seccomp_verdicts_agree` races two threads' first use (issue 20,
-//! finding 3): one under a seccomp filter (which trusts the wipe advice), one
-//! whose probe says the wipe fails; the first is held at `DecideVerdict` until
+//! finding 3): one under a seccomp filter (which once meant trusting the wipe
+//! advice), one whose verdict says the wipe fails; the first is held at `DecideVerdict` until
 //! the second has stored its verdict. The process must end on `PidCheck`, the
 //! first thread's fast path closed, and a raw-`clone` child must serve none of
 //! its buffered bytes.
@@ -68,8 +68,9 @@ const KINDS: [Kind; 5] = [
     Kind::ReseedAll,
 ];
 
-/// The spare list when the worker exits.
-const SPARES: [&str; 2] = ["full", "empty"];
+/// What happens to the worker's page when it exits: it is given back to its
+/// slab, and the next thread takes it (slabs are never unmapped).
+const SPARES: [&str; 1] = ["kept"];
 
 /// How many times a scenario's hook raises the signal.
 #[cfg(ratchet_rng_inspect)]
@@ -296,6 +297,48 @@ fn per_thread_seccomp_verdicts_agree() {
         ("PidCheck".to_owned(), "false".to_owned(), 0, 0),
         "(verdict, filtered thread's fast path open, child values equal to the parent's \
          values or buffered bytes, zeros)"
+    );
+}
+
+/// Issue 31, point 3: a child on the `pthread_atfork`-only path (no believed
+/// wipe) holds neither the forking thread's key and buffer nor another
+/// thread's: every byte of them reads zero in the child before its first call.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn atfork_child_holds_no_parent_key_nor_buffer() {
+    let o = run("atfork_child");
+    eprintln!("{o:?}");
+    assert!(o.crash.is_none(), "{:?}", o.crash);
+    assert_eq!(o.text("protection"), "PidCheck");
+    assert!(
+        o.get("before_key") > 0 && o.get("before_other_key") > 0,
+        "a parent's key reads zero: nothing to check"
+    );
+    let counts = ["child_key", "child_unread", "other_key", "other_unread"].map(|k| o.get(k));
+    assert_eq!(
+        (o.get("read"), counts),
+        (32, [0; 4]),
+        "(bytes the child sent, nonzero bytes the child holds of: this thread's key, \
+         its unread output, the other thread's key, its unread output)"
+    );
+}
+
+/// Issue 34: no probe child vouches for the wipe any more; the classification
+/// (an unknown advice refused, the wipe advice accepted) must alone keep a
+/// raw-`clone` child from serving its parent's buffered bytes, natively (the
+/// wipe) and under qemu-user (not believed: the process-id check), with no
+/// droppable generation word to catch the fork instead.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn raw_fork_child_shares_nothing_without_droppable() {
+    let o = run("raw_fork_no_droppable");
+    eprintln!("{o:?}");
+    assert!(o.crash.is_none(), "{:?}", o.crash);
+    assert!(o.get("buffered") > 4 && o.get("child_values") > 0, "{o:?}");
+    assert_eq!(
+        o.get("child_shared"),
+        0,
+        "child values among the parent's values or buffered bytes"
     );
 }
 
@@ -628,14 +671,7 @@ mod scenario {
             child_reports();
         }
         step(&draw2());
-        match spare {
-            "full" => {
-                __inspect::fill_spare();
-            }
-            _ => {
-                __inspect::drain_spare();
-            }
-        }
+        assert_eq!(spare, "kept");
     }
 
     /// The second thread: takes the worker's page if it was kept, snapshots its
@@ -757,6 +793,12 @@ mod scenario {
         if spec == "seccomp" {
             return seccomp();
         }
+        if spec == "atfork_child" {
+            return atfork_child();
+        }
+        if spec == "raw_fork_no_droppable" {
+            return raw_fork_no_droppable();
+        }
         let mut parts = spec.split(':');
         let (point, kind, spare) = (
             parts.next().unwrap(),
@@ -807,6 +849,111 @@ mod scenario {
             child_values.len(),
             stale_served(),
             __inspect::protection().unwrap_or("undecided"),
+        );
+    }
+
+    // --- issue 31, point 3: the atfork-only child holds no key ------------------
+
+    /// Nonzero bytes in `address..address + len` (async-signal-safe).
+    fn nonzero((address, len): (usize, usize)) -> u64 {
+        // SAFETY: a range of a thread state's slot (slabs are never unmapped),
+        // read while no call uses it.
+        (0..len)
+            .filter(|&i| unsafe { ((address + i) as *const u8).read_volatile() } != 0)
+            .count() as u64
+    }
+
+    /// Where the wipe is not believed (`simulate_wipe_verdict(Some(false))`:
+    /// the slab is not advised, as on macOS or under an emulator), this
+    /// thread and a second one, alive across a libc `fork`, hold seeded
+    /// states; the child counts the nonzero bytes of each one's key and
+    /// unread output before any call of its own (the `pthread_atfork` hook
+    /// has run).
+    fn atfork_child() {
+        __inspect::simulate_wipe_verdict(Some(false));
+        let _ = ratchet_rng::u64();
+        let mine = __inspect::thread_state_pages().expect("state");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            let _ = ratchet_rng::u64();
+            tx.send(__inspect::thread_state_pages().expect("state"))
+                .unwrap();
+            let _ = wait.recv();
+        });
+        let theirs = rx.recv().unwrap();
+        let ranges = [mine.key, mine.unread, theirs.key, theirs.unread];
+        let before = ranges.map(nonzero);
+        let mut fds = [0; 2];
+        // SAFETY: a valid out-array of two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: the child only reads memory, writes to a pipe and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let counts = ranges.map(nonzero);
+            // SAFETY: a valid buffer; then leave at once.
+            unsafe {
+                libc::write(fds[1], counts.as_ptr().cast(), size_of_val(&counts));
+                libc::_exit(0);
+            }
+        }
+        let mut counts = [u64::MAX; 4];
+        // SAFETY: our pipe's read end and a valid buffer.
+        let n = unsafe { libc::read(fds[0], counts.as_mut_ptr().cast(), size_of_val(&counts)) };
+        let mut status = 0;
+        // SAFETY: our own child; a valid out-pointer.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        go.send(()).unwrap();
+        other.join().unwrap();
+        println!(
+            "INJECTION-RESULT protection={} read={n} before_key={} before_other_key={} \
+             child_key={} child_unread={} other_key={} other_unread={}",
+            __inspect::protection().unwrap_or("undecided"),
+            before[0],
+            before[2],
+            counts[0],
+            counts[1],
+            counts[2],
+            counts[3],
+        );
+    }
+
+    // --- issue 34: the classification alone guards a raw clone ----------------
+
+    /// Without the droppable generation word (whose wipe in a child also
+    /// reads as a new generation on Linux 6.11+), only the fork protection
+    /// tells a raw-`clone` child (no `pthread_atfork` handler) from its
+    /// parent: the slab's wipe where it is believed, the per-call process-id
+    /// check where it is not (qemu-user). The child's values must not be
+    /// among the parent's values or its buffered bytes.
+    fn raw_fork_no_droppable() {
+        __inspect::without_droppable_page();
+        let read_fd = open_pipe();
+        let mut mine: Vec<u64> = (0..4).map(|_| ratchet_rng::u64()).collect();
+        let (address, len) = __inspect::thread_state_pages().expect("state").unread;
+        // SAFETY: this thread's unread output, read between calls on it.
+        let unread: Vec<u8> = (0..len)
+            .map(|i| unsafe { ((address + i) as *const u8).read_volatile() })
+            .collect();
+        mine.extend(
+            unread
+                .rchunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap())),
+        );
+        mine.iter().for_each(|&v| VALUES.push(v));
+        CHILD_FROM.store(usize::MAX, Ordering::Relaxed);
+        // SAFETY: the child only draws and reports.
+        if unsafe { raw_fork::raw_fork() } == 0 {
+            child_reports();
+        }
+        let (children, failed, child_values, _) = collect_children(read_fd);
+        let child_shared = child_values.iter().filter(|v| mine.contains(v)).count();
+        println!(
+            "INJECTION-RESULT protection={} buffered={} children={children} \
+             failed_children={failed} child_values={} child_shared={child_shared}",
+            __inspect::protection().unwrap_or("undecided"),
+            mine.len(),
+            child_values.len(),
         );
     }
 

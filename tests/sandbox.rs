@@ -16,7 +16,13 @@
 //! - `SIGCHLD` set to `SIG_IGN` (before: the probe's child was reaped by the
 //!   kernel, the probe failed, every call paid a `getpid`);
 //! - a reaper thread calling `waitpid(-1, ..)` in a loop (before: it could take
-//!   the probe's child).
+//!   the probe's child);
+//! - no process may be made at all (issue 34): a filter that kills on `fork`,
+//!   `vfork` and a `clone` without `CLONE_THREAD` and answers `clone3` with
+//!   `ENOSYS` (libc then makes threads with `clone`), so that threads still
+//!   work: a new thread draws too. Before issue 34 the first use forked its
+//!   probe child wherever `/proc` showed no filter (this filter is installed
+//!   after that read could be made, so only a crate that makes no child passes).
 //!
 //! Each must keep the fast path: `u64()` at most a quarter of the `getpid`
 //! path's cost per call (generous: a buffered `u64()` costs a few ns, a system
@@ -97,6 +103,59 @@ fn forbid_fork(action: u32) {
     }
 }
 
+/// Installs a seccomp filter that kills the process on any system call that
+/// makes a process (`fork`, `vfork`, `clone` without `CLONE_THREAD`) and
+/// answers `clone3` with `ENOSYS`, whose flags a filter cannot read.
+fn forbid_process_creation() {
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const ALLOW: u32 = 0x7fff_0000;
+    const KILL: u32 = 0x8000_0000; // SECCOMP_RET_KILL_PROCESS
+    const ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
+    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    // `seccomp_data`: `nr` at 0; `args[0]` (the flags: x86_64 and aarch64
+    // pass them first) at 16, its low word first on these little-endian
+    // targets.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut filter = vec![
+        op(LD_W_ABS, 0, 0, 0),
+        op(JEQ_K, 0, 1, libc::SYS_clone3 as u32),
+        op(RET_K, 0, 0, ENOSYS),
+        op(JEQ_K, 0, 4, libc::SYS_clone as u32),
+        op(LD_W_ABS, 0, 0, 16),
+        op(JSET_K, 0, 1, libc::CLONE_THREAD as u32),
+        op(RET_K, 0, 0, ALLOW),
+        op(RET_K, 0, 0, KILL),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    filter.extend([
+        op(JEQ_K, 1, 0, libc::SYS_fork as u32),
+        op(JEQ_K, 0, 1, libc::SYS_vfork as u32),
+        op(RET_K, 0, 0, KILL),
+    ]);
+    filter.push(op(RET_K, 0, 0, ALLOW));
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_mut_ptr(),
+    };
+    // SAFETY: plain prctl calls with a valid filter program.
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        assert_eq!(
+            libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog
+            ),
+            0,
+            "seccomp: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
 /// Nanoseconds per call of `a` and of `b`, each the best of [`ROUNDS`] runs of
 /// [`CALLS`], the two alternating: a burst of load or a preemption spoils a
 /// run of each, not the comparison (a minimum, not a mean, is compared).
@@ -139,6 +198,12 @@ fn sandbox_child() {
                     }
                 }
             });
+        }
+        "no_child" => {
+            forbid_process_creation();
+            // A new thread's first use, under the filter (threads are allowed).
+            let there = std::thread::spawn(ratchet_rng::u64).join().unwrap();
+            assert_ne!(there, 0);
         }
         other => panic!("unknown scenario {other}"),
     }
@@ -228,4 +293,9 @@ fn sigchld_ignored() {
 #[test]
 fn reaper_thread() {
     run("reaper");
+}
+
+#[test]
+fn no_process_is_made() {
+    run("no_child");
 }

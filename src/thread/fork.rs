@@ -5,12 +5,16 @@
 //! under Miri). This parent module is the only place that selects them.
 //!
 //! # Layers
-//! 1. **Wipe on fork** (Linux and Android: `MADV_WIPEONFORK`, kernel 4.14+;
+//! 1. **Wipe on fork** (Linux and Android: `MADV_WIPEONFORK`, kernel 4.14+,
+//!    believed only where the kernel refuses an unknown advice;
 //!    FreeBSD and OpenBSD: `minherit` with `INHERIT_ZERO`). A forked child gets
 //!    zero-filled pages in place of the thread states, however it was made.
 //! 2. **`pthread_atfork`** (every unix): the child handler moves the fork epoch
-//!    and closes the forking thread's fast path (see `storage.rs`).
+//!    and, where there is no wipe, zeroes every thread's state (`storage.rs`).
 //! 3. **Process id**: compared on the slow path where there is no wipe.
+//!
+//! No layer starts a process: the environment is classified by the answers
+//! to the advice (`fork/linux.rs` lists each environment and what protects it).
 
 #[cfg(unix)]
 mod atfork;
@@ -42,30 +46,46 @@ mod wipe;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
-/// Asks the kernel to give a forked child zero-filled pages in place of
-/// `page..page + len`; true if accepted, false where the system has no such
-/// mechanism. Keeps `page..page + len` out of core dumps where the system can
-/// (best effort: the fork safety does not depend on it); true if accepted.
-///
-/// Both are `unsafe`: `page..page + len` must be a private anonymous mapping
-/// the caller owns.
+/// Keeps `page..page + len` out of core dumps where the system can (best
+/// effort: the fork safety does not depend on it); true if accepted.
+/// `unsafe`: `page..page + len` must be a private anonymous mapping the caller
+/// owns.
 #[cfg(unix)]
-pub(crate) use wipe::{advise_no_dump, advise_wipe};
+pub(crate) use wipe::advise_no_dump;
+
+/// Asks the kernel to give a forked child zero-filled pages in place of
+/// `page..page + len`; true if accepted and believed (`fork/linux.rs`), false
+/// where the system has no such mechanism. With the inspection switch
+/// ([`WIPE_VERDICT`]) set, `Some(false)` asks nothing and `Some(true)`
+/// believes the advice's acceptance alone.
+///
+/// # Safety
+/// `page..page + len` is a private anonymous mapping the caller owns.
+#[cfg(unix)]
+pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
+    #[cfg(ratchet_rng_inspect)]
+    if let Some(verdict) = WIPE_VERDICT.with(core::cell::Cell::get) {
+        // SAFETY: the caller's mapping.
+        return verdict && unsafe { wipe::advise_wipe(page, len, true) };
+    }
+    // SAFETY: the caller's mapping.
+    unsafe { wipe::advise_wipe(page, len, false) }
+}
 
 /// How forks are detected in this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Protection {
     /// The states' pages are wiped in a forked child (the kernel accepted the
-    /// advice, and the probe did not show otherwise); the epoch is a second layer.
-    /// The fast path is open.
+    /// advice and refused an unknown one); the epoch is a second layer. The
+    /// fast path is open.
     Wipe,
     /// No wipe mechanism on this system; `pthread_atfork` is registered. The fast
     /// path is open; every slow path (once per buffer refill) also compares the
     /// process id.
     Epoch,
-    /// A wipe mechanism should exist but does not work here (an emulator, an old
-    /// kernel), or `pthread_atfork` failed: every call takes the slow path and
-    /// compares the process id.
+    /// A wipe mechanism should exist but is not believed here (an emulator, an
+    /// old kernel), or `pthread_atfork` failed: every call takes the slow path
+    /// and compares the process id.
     PidCheck,
     /// Not unix: no `fork`.
     NoFork,
@@ -103,26 +123,25 @@ const CONSERVATIVE: [Protection; 4] = [
     Protection::NoFork,
 ];
 
-/// This process's protection, decided (and probed) on first use, when the
-/// `pthread_atfork` handler is registered with `on_child` as its hook. An
-/// atomic rather than a `Once`: a fork while another thread holds a `Once`
-/// would leave the child waiting forever.
+/// This process's protection, decided on first use from `wipes` (whether the
+/// calling thread's state's page is wiped in a forked child, as
+/// [`advise_wipe`] answered for its slab), when the `pthread_atfork` handler
+/// is registered with `on_child` as its hook; later calls return the decided
+/// value. An atomic rather than a `Once`: a fork while another thread holds a
+/// `Once` would leave the child waiting forever.
 ///
-/// Racing threads may each decide, and need not agree: seccomp filters are per
-/// thread, so a thread under one cannot probe and trusts the kernel's word
-/// (`Wipe`), while another probes and may see the wipe fail (`PidCheck`, under
-/// an emulator). The verdicts are merged with `fetch_max` in [`CONSERVATIVE`]'s
-/// order, and each thread returns the merged value, not its own: a process
-/// where any thread saw the wipe fail never goes back to `Wipe`. The limit: a
-/// thread that returned `Wipe` before another stored `PidCheck` has its fast
-/// path open until its next slow path (at most one buffer), which reads the
-/// merged verdict and closes it.
-pub(crate) fn protection(on_child: fn()) -> Protection {
-    let cached = PROTECTION.load(Ordering::Acquire);
-    if let Some(&known) = CONSERVATIVE.get(usize::from(cached).wrapping_sub(1)) {
+/// Racing threads may each decide, and need not agree (with the inspection
+/// switch [`WIPE_VERDICT`], which is per thread). The verdicts are merged with
+/// `fetch_max` in [`CONSERVATIVE`]'s order, and each thread returns the merged
+/// value, not its own: a process where any thread saw the wipe fail never goes
+/// back to `Wipe`. The limit: a thread that returned `Wipe` before another
+/// stored `PidCheck` has its fast path open until its next slow path (at most
+/// one buffer), which reads the merged verdict and closes it.
+pub(crate) fn protection(on_child: fn(), wipes: bool) -> Protection {
+    if let Some(known) = decided() {
         return known;
     }
-    let decided = decide(on_child);
+    let decided = decide(on_child, wipes);
     // Decided, not yet stored: another thread may decide and store here (the
     // injection tests hold this thread here while one does).
     inject!(DecideVerdict);
@@ -136,25 +155,15 @@ pub(crate) fn protection(on_child: fn()) -> Protection {
 
 #[cfg(all(ratchet_rng_inspect, unix))]
 std::thread_local! {
-    /// What `decide` takes as the wipe probe's answer on this thread instead of
-    /// probing (`__inspect::simulate_wipe_verdict`): a test's stand-in for an
-    /// emulator that accepts the advice without applying it.
+    /// What this thread takes as the wipe's verdict instead of asking
+    /// (`__inspect::simulate_wipe_verdict`): `Some(false)`, a test's stand-in
+    /// for an emulator or a system without a believable wipe (no advice is
+    /// asked); `Some(true)`, the advice's acceptance believed alone.
     pub(crate) static WIPE_VERDICT: core::cell::Cell<Option<bool>> =
         const { core::cell::Cell::new(None) };
 }
 
-/// The wipe probe's answer (see [`WIPE_VERDICT`] for the inspection builds).
-#[cfg(unix)]
-fn wipe_works() -> bool {
-    #[cfg(ratchet_rng_inspect)]
-    if let Some(verdict) = WIPE_VERDICT.with(core::cell::Cell::get) {
-        return verdict;
-    }
-    wipe::wipe_works()
-}
-
-/// This process's verdict so far, if decided (inspection hook).
-#[cfg(ratchet_rng_inspect)]
+/// This process's verdict so far, if decided.
 pub(crate) fn decided() -> Option<Protection> {
     let cached = PROTECTION.load(Ordering::Acquire);
     CONSERVATIVE
@@ -163,11 +172,13 @@ pub(crate) fn decided() -> Option<Protection> {
 }
 
 #[cfg(unix)]
-fn decide(on_child: fn()) -> Protection {
+fn decide(on_child: fn(), wipes: bool) -> Protection {
     let registered = atfork::register(on_child);
+    #[cfg(ratchet_rng_inspect)]
+    let wipes = WIPE_VERDICT.with(core::cell::Cell::get).unwrap_or(wipes);
     if wipe::HAS_WIPE {
         // The epoch is a second layer here; the wipe decides.
-        if wipe_works() {
+        if wipes {
             Protection::Wipe
         } else {
             Protection::PidCheck
@@ -180,7 +191,7 @@ fn decide(on_child: fn()) -> Protection {
 }
 
 #[cfg(not(unix))]
-fn decide(_: fn()) -> Protection {
+fn decide(_: fn(), _: bool) -> Protection {
     Protection::NoFork
 }
 

@@ -1,25 +1,65 @@
-//! Anonymous page mappings (unix): what the thread states and the wipe probe
-//! live in, so that the kernel can be told what a forked child sees there.
+//! The memory the thread states live in: slabs of [`SLOTS`] states, each slab
+//! one mapping (unix: anonymous, so that the kernel can be told what a forked
+//! child sees there; elsewhere a zeroed allocation), advised once when it is
+//! made (`fork.rs`: wiped in a forked child, kept out of core dumps) and never
+//! released. A thread takes a free slot and gives it back, wiped, when it
+//! exits: a new thread's first call makes no system call unless every slab is
+//! full. Lock-free (one bit per slot), so a fork at any point leaves the child
+//! a consistent picture: the slots of the parent's other threads stay taken.
 
 use core::ptr;
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+
+/// States per slab: one bit each in [`Slab::taken`] (64 on 64-bit systems; a
+/// word, so that systems without 64-bit atomics need none).
+const SLOTS: usize = usize::BITS as usize;
+
+/// At most this many slabs: a thread beyond `SLOTS * MAX_SLABS` states held at
+/// once is served by the OS.
+const MAX_SLABS: usize = 1024;
+
+struct Slab {
+    /// The mapping (null: not made yet).
+    base: AtomicPtr<u8>,
+    /// Bit `i`: slot `i` is held by a thread.
+    taken: AtomicUsize,
+    /// What the kernel accepted for the whole slab: bit 0, wiped in a forked
+    /// child; bit 1, kept out of core dumps. Written before `base` is published.
+    advice: AtomicU8,
+}
+
+static SLABS: [Slab; MAX_SLABS] = [const {
+    Slab {
+        base: AtomicPtr::new(ptr::null_mut()),
+        taken: AtomicUsize::new(0),
+        advice: AtomicU8::new(0),
+    }
+}; MAX_SLABS];
 
 /// The system's page size.
+#[cfg(unix)]
 pub(crate) fn page_bytes() -> usize {
     // SAFETY: `sysconf` only reads a system value; `_SC_PAGESIZE` is a valid name.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(page).unwrap_or(4096).max(4096)
 }
 
-/// Maps the pages at once (one system call instead of a page fault per page on
-/// first touch) where the system can. Not under Miri, whose `mmap` accepts
-/// exactly `MAP_PRIVATE | MAP_ANONYMOUS` (the mapping is the same otherwise).
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
-const POPULATE: libc::c_int = libc::MAP_POPULATE;
-#[cfg(any(not(any(target_os = "linux", target_os = "android")), miri))]
-const POPULATE: libc::c_int = 0;
+/// A slab's length for slots of `stride` bytes.
+fn slab_len(stride: usize) -> usize {
+    #[cfg(unix)]
+    {
+        (SLOTS * stride).next_multiple_of(page_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        SLOTS * stride
+    }
+}
 
-/// A new private, anonymous, zero-filled read-write mapping of `len` bytes.
-pub(crate) fn map(len: usize) -> Option<*mut u8> {
+/// A new zero-filled read-write mapping of `len` bytes (no `MAP_POPULATE`: a
+/// slot's pages are faulted in by the thread that takes it).
+#[cfg(unix)]
+fn map(len: usize) -> Option<*mut u8> {
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
     // we (or anyone) own is affected; failure is reported as `MAP_FAILED`.
     let page = unsafe {
@@ -27,7 +67,7 @@ pub(crate) fn map(len: usize) -> Option<*mut u8> {
             ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANON | POPULATE,
+            libc::MAP_PRIVATE | libc::MAP_ANON,
             -1,
             0,
         )
@@ -35,12 +75,140 @@ pub(crate) fn map(len: usize) -> Option<*mut u8> {
     (page != libc::MAP_FAILED).then_some(page.cast::<u8>())
 }
 
-/// Unmaps what [`map`] returned.
+#[cfg(not(unix))]
+fn map(len: usize) -> Option<*mut u8> {
+    let layout = std::alloc::Layout::from_size_align(len, 4096).ok()?;
+    // SAFETY: `len` is not zero; null (no memory) is handled.
+    let page = unsafe { std::alloc::alloc_zeroed(layout) };
+    (!page.is_null()).then_some(page)
+}
+
+/// Releases what [`map`] returned (a slab that lost the race to be published).
 ///
 /// # Safety
-/// `page` and `len` are a mapping from [`map`], not used afterwards.
-pub(crate) unsafe fn unmap(page: *mut u8, len: usize) {
-    // SAFETY: the caller guarantees `page..page + len` is our mapping, unused from
-    // now on. A failure can only leak the mapping.
+/// `page..page + len` is a mapping from [`map`], not used afterwards.
+unsafe fn unmap(page: *mut u8, len: usize) {
+    // SAFETY: the caller's guarantee. A failure can only leak the mapping.
+    #[cfg(unix)]
     let _ = unsafe { libc::munmap(page.cast(), len) };
+    #[cfg(not(unix))]
+    // SAFETY: the caller's guarantee; the layout `map` used.
+    unsafe {
+        std::alloc::dealloc(
+            page,
+            std::alloc::Layout::from_size_align_unchecked(len, 4096),
+        );
+    }
+}
+
+/// Makes `slab`'s mapping (the first slab ever also classifies the process:
+/// `fork::advise_wipe`), or takes the one another thread published first.
+fn base(slab: &Slab, stride: usize) -> Option<*mut u8> {
+    let base = slab.base.load(Ordering::Acquire);
+    if !base.is_null() {
+        return Some(base);
+    }
+    let len = slab_len(stride);
+    let mine = map(len)?;
+    #[cfg(unix)]
+    // SAFETY: `mine..mine + len` is the fresh private mapping made above.
+    let advice = unsafe {
+        u8::from(super::fork::advise_wipe(mine, len))
+            | u8::from(super::fork::advise_no_dump(mine, len)) << 1
+    };
+    #[cfg(not(unix))]
+    let advice = 0;
+    slab.advice.store(advice, Ordering::Relaxed);
+    match slab
+        .base
+        .compare_exchange(ptr::null_mut(), mine, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => Some(mine),
+        Err(theirs) => {
+            // SAFETY: ours, never published.
+            unsafe { unmap(mine, len) };
+            Some(theirs)
+        }
+    }
+}
+
+/// A free slot of `stride` bytes (all zeros), taken for the calling thread,
+/// and its slab's advice: (wiped in a forked child, kept out of core dumps).
+/// `None` when every slab is full or no slab can be made.
+pub(crate) fn take(stride: usize) -> Option<(*mut u8, (bool, bool))> {
+    for slab in &SLABS {
+        let mut taken = slab.taken.load(Ordering::Relaxed);
+        while taken != usize::MAX {
+            let base = base(slab, stride)?;
+            let slot = (!taken).trailing_zeros();
+            match slab.taken.compare_exchange_weak(
+                taken,
+                taken | 1 << slot,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    let advice = slab.advice.load(Ordering::Relaxed);
+                    // `slot < SLOTS`: inside the slab.
+                    let page = base.wrapping_add(slot as usize * stride);
+                    return Some((page, (advice & 1 != 0, advice & 2 != 0)));
+                }
+                Err(now) => taken = now,
+            }
+        }
+    }
+    None
+}
+
+/// Gives back the slot at `page` (wiped by the caller, not used afterwards).
+pub(crate) fn give(page: *mut u8, stride: usize) {
+    let _ = slots(stride).any(|(slab, slot, at)| {
+        let mine = at == page;
+        if mine {
+            slab.taken.fetch_and(!(1 << slot), Ordering::Release);
+        }
+        mine
+    });
+}
+
+/// Every slot of every slab made: (its slab, its index, its address).
+fn slots(stride: usize) -> impl Iterator<Item = (&'static Slab, usize, *mut u8)> {
+    SLABS
+        .iter()
+        .map_while(|slab| {
+            let base = slab.base.load(Ordering::Acquire);
+            (!base.is_null()).then_some((slab, base))
+        })
+        .flat_map(move |(slab, base)| {
+            (0..SLOTS).map(move |slot| (slab, slot, base.wrapping_add(slot * stride)))
+        })
+}
+
+/// In a forked child (one thread, in the `pthread_atfork` handler): zeroes
+/// every slot held, except `except` (the forking thread's), in each slab the
+/// kernel does not wipe: those are the states of the parent's other threads,
+/// which the child does not have, so no reference to them is live. No
+/// allocation, no lock.
+pub(crate) fn zero_unwiped(stride: usize, except: *mut u8) {
+    for (slab, slot, page) in slots(stride) {
+        let held = slab.taken.load(Ordering::Relaxed) & 1 << slot != 0;
+        if held && page != except && slab.advice.load(Ordering::Relaxed) & 1 == 0 {
+            // SAFETY: a slot of a live slab (never unmapped), `stride` bytes,
+            // held by a thread that does not exist in this process.
+            unsafe { page.write_bytes(0, stride) };
+        }
+    }
+}
+
+/// Every slot of every slab made, and whether it is free (inspection).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn audit(stride: usize) -> std::vec::Vec<(usize, bool)> {
+    slots(stride)
+        .map(|(slab, slot, page)| {
+            (
+                page.addr(),
+                slab.taken.load(Ordering::Relaxed) & 1 << slot == 0,
+            )
+        })
+        .collect()
 }

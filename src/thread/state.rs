@@ -57,13 +57,11 @@ const SEEDED: usize = 0x5EED_5EED;
 pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
 
 /// A thread's state. All zeros (a fresh mapping, or a page a fork wiped) is a
-/// valid value: unseeded, nothing buffered.
+/// valid value: unseeded, nothing buffered. The buffer comes last: a thread's
+/// first use (the page's header, the generator, a short batch at the buffer's
+/// start) then touches one 4 KiB page, one page fault.
 #[repr(C)]
 pub(crate) struct State {
-    /// Output not yet served is `buf[..left]` (`left` is kept by the storage),
-    /// served from its end (the thread's stream has no order to keep); every
-    /// other byte is zero (wiped as it was served).
-    pub(crate) buf: Buffer,
     /// [`SEEDED`] while the generator holds a seed; 0 before the first seeding,
     /// in a page a fork wiped, and after a fork was seen in the middle of a call.
     seeded: usize,
@@ -73,6 +71,10 @@ pub(crate) struct State {
     epoch: usize,
     pid: u32,
     generator: Generator,
+    /// Output not yet served is `buf[..left]` (`left` is kept by the storage),
+    /// served from its end (the thread's stream has no order to keep); every
+    /// other byte is zero (wiped as it was served).
+    pub(crate) buf: Buffer,
 }
 
 impl State {
@@ -80,12 +82,12 @@ impl State {
     #[cfg(test)]
     pub(crate) const fn new() -> Self {
         Self {
-            buf: Buffer([0; BUFFER_BYTES]),
             seeded: 0,
             budget: 0,
             epoch: 0,
             pid: 0,
             generator: Generator::new(),
+            buf: Buffer([0; BUFFER_BYTES]),
         }
     }
 
@@ -145,12 +147,16 @@ impl State {
         let forked = unseeded || self.epoch != fork::epoch() || pid_moved;
         // A fork seen by the epoch or the process id (not a wipe) is mixed too.
         let mix = if forked && !unseeded { Mix::Full } else { mix };
-        if (forked || stale) && !unseeded {
-            // A fork the page's wipe did not clear (the `pthread_atfork` or
-            // process-id layer, maybe in the middle of a call), or a new
-            // generation (found, maybe, in the middle of a fast-path call that
-            // then closed the buffer): the whole buffer may hold bytes another
-            // process also has.
+        if forked && !unseeded {
+            // A fork the page's wipe did not clear (the epoch or process-id
+            // layer, maybe in the middle of a call): the whole state is the
+            // parent's, its key too, which must not stay even if the seeding
+            // below fails (issue 31).
+            self.forget(left);
+        } else if stale && !unseeded {
+            // A new generation (found, maybe, in the middle of a fast-path
+            // call that then closed the buffer): the whole buffer may hold
+            // bytes another process also has.
             self.buf.0.as_mut_slice().zeroize();
             *left = 0;
         }
@@ -279,7 +285,11 @@ impl State {
     pub(crate) fn secret_ranges(&self, left: usize) -> [core::ops::Range<usize>; 2] {
         let base = core::ptr::from_ref(self) as usize;
         let generator = core::ptr::from_ref(&self.generator) as usize - base;
-        [generator..generator + size_of::<Generator>(), 0..left]
+        let buf = core::ptr::from_ref(&self.buf) as usize - base;
+        [
+            generator..generator + size_of::<Generator>(),
+            buf..buf + left,
+        ]
     }
 }
 

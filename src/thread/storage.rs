@@ -2,14 +2,14 @@
 //! of the thread-local generator's `unsafe` code that is not an OS call.
 //!
 //! # Where the state lives
-//! Each thread's [`State`] lives in a [`Page`] of its own: on unix its own
-//! anonymous mapping, so that the kernel can be told what a forked child sees
-//! there (`fork.rs`). The page starts with a [`Header`]: the count of unread
+//! Each thread's [`State`] lives in a [`Page`] of its own, a slot of a slab
+//! (`pages.rs`: on unix an anonymous mapping, so that the kernel can be told
+//! what a forked child sees there, `fork.rs`). The page starts with a [`Header`]: the count of unread
 //! bytes `left` and the `live` mark, which a wipe-on-fork zeroes. Three
 //! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
-//! in-use flag; [`PAGE`], the raw pointer to the page (the mapping's own
-//! pointer, so that it may reach the whole page); and [`OWNER`], whose
-//! destructor frees the page when the thread exits.
+//! in-use flag; [`PAGE`], the raw pointer to the page (derived from its
+//! slab's mapping, so that it may reach the whole page); and [`OWNER`], whose
+//! destructor gives the page back when the thread exits.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -75,11 +75,11 @@
 
 use core::cell::Cell;
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, compiler_fence};
+use core::sync::atomic::{AtomicUsize, Ordering, compiler_fence};
 
 use std::thread_local;
 
-use super::fork::{self, Protection};
+use super::fork;
 use super::generation::{self, Generation};
 use super::state::{BUFFER_BYTES, State};
 use crate::error::OsError;
@@ -143,7 +143,7 @@ struct Page {
 }
 
 /// The gate of a thread whose fast path is closed: no state yet, a state whose
-/// every call must take the slow path ([`Protection::PidCheck`]), or a destroyed
+/// every call must take the slow path ([`fork::Protection::PidCheck`]), or a destroyed
 /// one. Never written: the fast path writes only after finding `left >= 1`.
 static CLOSED: Header = Header {
     left: AtomicUsize::new(0),
@@ -165,9 +165,9 @@ thread_local! {
     /// [`destroyed`] once this thread's thread-locals are being destroyed.
     static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
 
-    /// What the kernel accepted for this thread's page: wiped in a forked child,
-    /// kept out of core dumps. A thread-local, not in the page, so that a wipe
-    /// does not erase it.
+    /// What the kernel accepted for this thread's page's slab: wiped in a forked
+    /// child, kept out of core dumps. A thread-local, not in the page, so that a
+    /// wipe does not erase it.
     static ADVICE: Cell<(bool, bool)> = const { Cell::new((false, false)) };
 
     /// Frees this thread's page when the thread exits.
@@ -431,8 +431,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // may drop its page here (memory pressure), and a restore too; the read
     // below then finds 0, which `trusted` refuses.
     inject!(SlowProbed);
-    let protection = fork::protection(close_in_child);
     let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
+    let protection = fork::protection(close_in_child, wipes);
     let fast = protection.fast_path(wipes);
     // Where the fast path is closed (no working wipe), every call comes here and
     // compares the process id; with the epoch alone, once per buffer refill.
@@ -520,26 +520,23 @@ fn create_page() -> Option<*mut Page> {
         set_page(destroyed());
         return None;
     }
-    let protection = fork::protection(close_in_child);
-    let Some((page, wipes, no_dump)) = take_spare().or_else(|| alloc_page(protection)) else {
+    let Some((page, advice)) = super::pages::take(page_len()) else {
         set_page(ptr::null_mut());
         return None;
     };
-    // Mapped, not yet this thread's: a handler here is served by the OS (the
-    // caller holds the mark), so no second page is made.
+    let page = page.cast::<Page>();
+    // Taken from a slab, not yet this thread's: a handler here is served by the
+    // OS (the caller holds the mark), so no second page is taken.
     inject!(PageMapped);
-    let _ = ADVICE.try_with(|cell| cell.set((wipes, no_dump)));
+    let _ = ADVICE.try_with(|cell| cell.set(advice));
     set_page(page);
     // Published in `PAGE`, not yet seeded: a handler is still served by the OS.
     inject!(PagePublished);
     Some(page)
 }
 
-/// The length of a page's allocation: whole pages on unix.
-#[cfg_attr(
-    not(any(unix, ratchet_rng_inspect)),
-    allow(dead_code, reason = "off unix only the inspection hook reports it")
-)]
+/// A page's length: a slot of a slab, whole pages on unix (no two threads'
+/// states share a page).
 fn page_len() -> usize {
     #[cfg(unix)]
     {
@@ -549,102 +546,6 @@ fn page_len() -> usize {
     {
         size_of::<Page>()
     }
-}
-
-/// Allocates a zeroed page; also returns whether it will be wiped in a forked
-/// child, and whether it is kept out of core dumps. All zeros is a valid `Page`
-/// (a header with nothing unread and not live; an unseeded state: integers and
-/// arrays of integers only).
-#[cfg(unix)]
-fn alloc_page(protection: Protection) -> Option<(*mut Page, bool, bool)> {
-    let len = page_len();
-    let page = super::pages::map(len)?;
-    #[cfg(ratchet_rng_inspect)]
-    inspect_pages::mapped(page.addr());
-    // SAFETY: `page..page + len` is the fresh private mapping made above.
-    let wipes = protection == Protection::Wipe && unsafe { fork::advise_wipe(page, len) };
-    // SAFETY: as above.
-    let no_dump = unsafe { fork::advise_no_dump(page, len) };
-    Some((page.cast::<Page>(), wipes, no_dump))
-}
-
-#[cfg(not(unix))]
-fn alloc_page(_: Protection) -> Option<(*mut Page, bool, bool)> {
-    // `Box::new_zeroed` would do, but it is newer than the MSRV (1.92).
-    let layout = std::alloc::Layout::new::<Page>();
-    // SAFETY: `Page` is not zero-sized, so the layout is valid for `alloc_zeroed`;
-    // null (no memory) is handled below.
-    let page = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<Page>();
-    // All zeros is a valid `Page` (see above); `free_page` gives it back as the
-    // `Box<Page>` it is layout-compatible with (global allocator, `Layout::new`).
-    (!page.is_null()).then_some((page, false, false))
-}
-
-/// Wipes the state and frees the page (one no spare slot keeps).
-///
-/// # Safety
-/// `page` comes from [`alloc_page`], no reference to it is live, and it is not
-/// used afterwards.
-unsafe fn free_page(page: *mut Page) {
-    // SAFETY: `page` is valid and exclusively ours (the caller).
-    unsafe { (*page).state.wipe() };
-    #[cfg(unix)]
-    {
-        #[cfg(ratchet_rng_inspect)]
-        inspect_pages::unmapped(page.addr());
-        // SAFETY: the mapping `alloc_page` made (same length), not used after this.
-        unsafe { super::pages::unmap(page.cast::<u8>(), page_len()) };
-    }
-    #[cfg(not(unix))]
-    {
-        // SAFETY: the box `alloc_page` leaked, zero-initialised (a valid `Page`).
-        drop(unsafe { std::boxed::Box::from_raw(page) });
-    }
-}
-
-/// Wiped pages of exited threads, kept for new threads (null: empty): a new
-/// thread's first use then needs no `mmap`, no advice and no page faults. The
-/// low two bits of each pointer (pages are at least 64-byte aligned) record
-/// the page's advice: wiped in a forked child, kept out of core dumps.
-///
-/// Fork-safe without locks: a slot is taken with a `swap` and given with a
-/// `compare_exchange`, and a child inherits the pages (zeros, as a spare page
-/// holds anyway) with the array.
-static SPARE: [AtomicPtr<Page>; SPARE_PAGES] =
-    [const { AtomicPtr::new(ptr::null_mut()) }; SPARE_PAGES];
-
-/// How many wiped pages are kept; more are unmapped.
-const SPARE_PAGES: usize = 64;
-
-const _: () = assert!(align_of::<Page>() >= 4);
-
-/// A spare page, if any: (page, wiped in a child, kept out of core dumps).
-fn take_spare() -> Option<(*mut Page, bool, bool)> {
-    for slot in &SPARE {
-        if slot.load(Ordering::Relaxed).is_null() {
-            continue;
-        }
-        let tagged = slot.swap(ptr::null_mut(), Ordering::Acquire);
-        if !tagged.is_null() {
-            let page = tagged.map_addr(|a| a & !3);
-            return Some((page, tagged.addr() & 1 != 0, tagged.addr() & 2 != 0));
-        }
-    }
-    None
-}
-
-/// Keeps `page` (wiped) for a new thread; false if there is no room.
-fn give_spare(page: *mut Page, (wipes, no_dump): (bool, bool)) -> bool {
-    let tagged = page.map_addr(|a| a | usize::from(wipes) | usize::from(no_dump) << 1);
-    SPARE.iter().any(|slot| {
-        slot.compare_exchange(
-            ptr::null_mut(),
-            tagged,
-            Ordering::Release,
-            Ordering::Relaxed,
-        )
-        .is_ok()
-    })
 }
 
 /// See [`OWNER`].
@@ -677,21 +578,20 @@ impl Drop for Owner {
             }
             // Wiped, not yet released: a handler is served by the OS.
             inject!(DropWiped);
-            let advice = ADVICE.try_with(Cell::get).unwrap_or_default();
-            if !give_spare(page, advice) {
-                // SAFETY: as above; not kept, so not used after this.
-                unsafe { free_page(page) };
-            }
+            super::pages::give(page.cast(), page_len());
         }
     }
 }
 
 /// The `pthread_atfork` child hook: closes the fast path of the thread that
-/// forked (the child's only thread). If a call was in progress there (the fork
-/// came from a signal handler that interrupted it), that call finds `live`
-/// zeroed when it resumes and starts over; otherwise the buffer is wiped here,
-/// under the in-use mark, so that no byte the parent may also serve stays in
-/// the child, wiped pages or not. (The epoch, moved by the handler, makes the
+/// forked (the child's only thread), and, where the kernel wipes nothing, zeroes
+/// the states the parent's other threads left in the child (`pages.rs`). If a
+/// call was in progress on the forking thread (the fork came from a signal
+/// handler that interrupted it), that call finds `live` zeroed when it resumes
+/// and starts over, forgetting the whole state; otherwise the state is wiped
+/// here, under the in-use mark: where the kernel did not wipe the page, the
+/// key as well as the buffer (issue 31), so that the child holds nothing the
+/// parent serves or will serve. (The epoch, moved by the handler, makes the
 /// next slow path reseed.)
 fn close_in_child() {
     let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
@@ -702,6 +602,7 @@ fn close_in_child() {
     // that call reseeds (the epoch moved before this hook); its buffer is then
     // discarded below.
     inject!(ChildHookRead);
+    super::pages::zero_unwiped(page_len(), page.cast());
     if !is_page(page) {
         return;
     }
@@ -714,11 +615,19 @@ fn close_in_child() {
         return;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
+    let (wiped, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
     // SAFETY: this thread's page, not in use when `slot` was read (a handler
     // that landed between that read and the mark ran a whole call and left no
     // reference behind): no reference to its state is live, and the mark keeps
-    // reentrant calls off.
-    unsafe { (*page).state.discard(&mut left) };
+    // reentrant calls off. A wiped page has nothing but what such a handler
+    // buffered (its key is the child's own): not faulted in again by a wipe.
+    unsafe {
+        if wiped {
+            (*page).state.discard(&mut left);
+        } else {
+            (*page).state.wipe();
+        }
+    }
     set_slot(slot);
 }
 
@@ -762,82 +671,10 @@ pub(crate) fn inspect() -> Option<Inspected> {
     })
 }
 
-/// The inspection hooks' record of the pages this process mapped for thread
-/// states and has not unmapped (addresses; 0: a free entry).
+/// Every slot of every slab, whether it is free, and the length of a slot.
 #[cfg(ratchet_rng_inspect)]
-pub(crate) mod inspect_pages {
-    use core::sync::atomic::{AtomicUsize, Ordering};
-
-    static MAPPED: [AtomicUsize; 1024] = [const { AtomicUsize::new(0) }; 1024];
-
-    pub(super) fn mapped(page: usize) {
-        let _ = MAPPED.iter().any(|slot| {
-            slot.compare_exchange(0, page, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        });
-    }
-
-    pub(super) fn unmapped(page: usize) {
-        let _ = MAPPED.iter().any(|slot| {
-            slot.compare_exchange(page, 0, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        });
-    }
-
-    /// The pages mapped and not unmapped.
-    pub(crate) fn all() -> std::vec::Vec<usize> {
-        MAPPED
-            .iter()
-            .map(|slot| slot.load(Ordering::Relaxed))
-            .filter(|&page| page != 0)
-            .collect()
-    }
-}
-
-/// The spare pages (addresses), and the length of every page.
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect_spare() -> (std::vec::Vec<usize>, usize) {
-    let spare = SPARE
-        .iter()
-        .map(|slot| slot.load(Ordering::Relaxed).addr() & !3)
-        .filter(|&page| page != 0)
-        .collect();
-    (spare, page_len())
-}
-
-/// Fills every empty spare slot with a fresh page (advised as this process's
-/// protection says); returns how many were added.
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect_fill_spare() -> usize {
-    let protection = fork::protection(close_in_child);
-    let mut added = 0;
-    while SPARE
-        .iter()
-        .any(|slot| slot.load(Ordering::Relaxed).is_null())
-    {
-        let Some((page, wipes, no_dump)) = alloc_page(protection) else {
-            break;
-        };
-        if !give_spare(page, (wipes, no_dump)) {
-            // SAFETY: the page just made, never handed out.
-            unsafe { free_page(page) };
-            break;
-        }
-        added += 1;
-    }
-    added
-}
-
-/// Unmaps every spare page; returns how many.
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect_drain_spare() -> usize {
-    let mut freed = 0;
-    while let Some((page, _, _)) = take_spare() {
-        // SAFETY: taken out of the spare list: a wiped page no one else holds.
-        unsafe { free_page(page) };
-        freed += 1;
-    }
-    freed
+pub(crate) fn inspect_slots() -> (std::vec::Vec<(usize, bool)>, usize) {
+    (super::pages::audit(page_len()), page_len())
 }
 
 /// Whether this thread's fast path is open: `SLOT` is a page's header, not in

@@ -1,11 +1,10 @@
 //! A fork that bypasses libc: shared by `tests/fork.rs` and `tests/signals.rs`
 //! through `#[path]` (neither includes the rest of `common`).
 //!
-//! The system call is the library's own: `src/thread/fork/raw_clone.rs` (the
-//! wipe probe's `clone`, with each architecture's argument order), included here
-//! by path, so there is one copy of it.
+//! The system call, with each architecture's argument order, is in
+//! `raw_clone.rs` beside this file.
 
-#[path = "../../src/thread/fork/raw_clone.rs"]
+#[path = "raw_clone.rs"]
 mod raw_clone;
 
 /// `fork` as a raw system call: `clone` with only the exit signal `SIGCHLD` (no

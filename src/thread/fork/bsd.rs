@@ -5,11 +5,12 @@
 pub(crate) const HAS_WIPE: bool = true;
 
 /// Asks the kernel to give a forked child zero-filled pages in place of
-/// `page..page + len`; true if accepted.
+/// `page..page + len`; true if accepted. No emulator is known to accept
+/// `minherit` without applying it, so the kernel's acceptance is believed.
 ///
 /// # Safety
 /// `page..page + len` is a private anonymous mapping the caller owns.
-pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
+pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize, _: bool) -> bool {
     #[cfg(target_os = "freebsd")]
     let inherit = libc::INHERIT_ZERO;
     #[cfg(target_os = "openbsd")]
@@ -34,10 +35,4 @@ pub(crate) unsafe fn advise_no_dump(page: *mut u8, len: usize) -> bool {
         let _ = (page, len);
         false
     }
-}
-
-/// Whether the wipe works. No emulator is known to accept `minherit` without
-/// applying it, so the kernel's acceptance is trusted (no probe, no fork).
-pub(crate) fn wipe_works() -> bool {
-    true
 }

@@ -10,7 +10,7 @@ pub(crate) const HAS_WIPE: bool = false;
 /// # Safety
 /// As for the systems that have it: `page..page + len` is a private anonymous
 /// mapping the caller owns (nothing is done with it here).
-pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
+pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize, _: bool) -> bool {
     let _ = (page, len);
     false
 }
@@ -21,10 +21,5 @@ pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
 /// As [`advise_wipe`].
 pub(crate) unsafe fn advise_no_dump(page: *mut u8, len: usize) -> bool {
     let _ = (page, len);
-    false
-}
-
-/// There is no wipe to work.
-pub(crate) fn wipe_works() -> bool {
     false
 }

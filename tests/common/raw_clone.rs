@@ -1,10 +1,8 @@
 //! A fork as a raw `clone` system call, bypassing libc (no `pthread_atfork`
 //! handler runs). Linux and Android only; it uses nothing but `libc`.
 //!
-//! One copy for two users: the library's wipe probe (`linux.rs`) declares it as
-//! a module, and the tests include this same file by path
-//! (`tests/common/raw_fork.rs`), so the per-architecture argument order is
-//! written once and the tests exercise the library's own system call.
+//! Included by `tests/common/raw_fork.rs` (the library itself no longer makes
+//! any child: it was its wipe probe's, issue 34).
 //!
 //! # The argument order
 //! The kernel's `clone` takes `(flags, newsp, parent_tid, child_tid, tls)`
