@@ -106,13 +106,17 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
         words(out, |word| unsafe { _rdrand64_step(word) })
     }
 
-    if std::arch::is_x86_feature_detected!("rdseed")
+    use crate::backend::x86_cpu;
+
+    // `x86_cpu`, not `std`'s detection: one CPUID pass per process for the
+    // backends and this (CPUID traps to the hypervisor in a VM).
+    if (cfg!(target_feature = "rdseed") || x86_cpu::has(x86_cpu::RDSEED))
         // SAFETY: the CPU has RDSEED (detected just before).
         && unsafe { rdseed(out) }
     {
         return Some("RDSEED");
     }
-    if std::arch::is_x86_feature_detected!("rdrand")
+    if (cfg!(target_feature = "rdrand") || x86_cpu::has(x86_cpu::RDRAND))
         // SAFETY: the CPU has RDRAND (detected just before).
         && unsafe { rdrand(out) }
     {
