@@ -156,7 +156,15 @@ cpufeatures::new!(aarch64_aes_probe, "aes");
 /// Declares `mod $name { fn get() -> bool }` for x86_64: true when the build
 /// enables every one of the target features at compile time (no question to
 /// the CPU, as `cpufeatures` does), otherwise when [`x86_cpu`]'s detection has
-/// every bit of `$bits`.
+/// every bit of `$bits`. Declared where some x86 family exists (none does with
+/// `RATCHET_RNG_BACKEND=soft` or off x86_64).
+#[cfg(any(
+    ratchet_rng_x86_avx2,
+    ratchet_rng_x86_avx512,
+    ratchet_rng_x86_aesni,
+    ratchet_rng_x86_vaes256,
+    ratchet_rng_x86_vaes512
+))]
 macro_rules! x86_probe {
     ($name:ident, $bits:expr, $($feature:literal),+) => {
         mod $name {
