@@ -135,6 +135,7 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// through an `Arc` by worker threads:
 ///
 /// ```
+/// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
 /// use std::sync::Arc;
 /// use rand::RngExt;
 ///
@@ -166,6 +167,7 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// or a `static`, and a handle moved into a thread:
 ///
 /// ```
+/// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
 /// use std::sync::LazyLock;
 /// use rand::Rng;
 ///
