@@ -20,46 +20,17 @@
 #[path = "common/fixslice32_secrets.rs"]
 mod secrets;
 
-use std::fs::File;
-use std::hint::black_box;
-use std::io::{Read, Seek, SeekFrom};
+#[path = "common/stack_scan.rs"]
+mod stack_scan;
 
 use ratchet_rng::hazmat;
+use stack_scan::{DEPTH, deep, read_memory, stack_address};
 
-/// Stack between the scan's frame and the kernel's.
-const DEPTH: usize = 32 * 1024;
 /// Stack scanned below `DEPTH`: the kernel's frames and then some.
 const SCAN: usize = 8 * 1024;
 
 /// Bytes of one pool's output.
 const POOL_BYTES: usize = 4064;
-
-/// The address of a local of the caller's frame: about its stack pointer.
-#[inline(never)]
-fn stack_address() -> usize {
-    let marker = 0u8;
-    black_box(&marker) as *const u8 as usize
-}
-
-/// Runs `f` at least [`DEPTH`] bytes further down the stack; returns the
-/// address of the padding's low end (the kernel's frames are below it).
-#[inline(never)]
-fn deep(f: &mut dyn FnMut()) -> usize {
-    let padding = [0u8; DEPTH];
-    black_box(&padding);
-    f();
-    black_box(&padding);
-    padding.as_ptr() as usize
-}
-
-/// Reads `len` bytes of this process's memory at `address`.
-fn read_memory(address: usize, len: usize) -> Vec<u8> {
-    let mut mem = File::open("/proc/self/mem").expect("/proc/self/mem");
-    mem.seek(SeekFrom::Start(address as u64)).expect("seek");
-    let mut bytes = vec![0u8; len];
-    mem.read_exact(&mut bytes).expect("read the stack");
-    bytes
-}
 
 /// A secret word and what it is.
 type Secret = (u32, String);

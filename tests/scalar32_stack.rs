@@ -13,43 +13,14 @@
 //! scrub, and this test then reports the kernel's spilled words.
 #![cfg(all(target_os = "linux", target_pointer_width = "64", not(miri)))]
 
-use std::fs::File;
-use std::hint::black_box;
-use std::io::{Read, Seek, SeekFrom};
+#[path = "common/stack_scan.rs"]
+mod stack_scan;
 
 use ratchet_rng::hazmat;
+use stack_scan::{DEPTH, deep, read_memory, stack_address};
 
-/// Stack between the scan's frame and the kernel's.
-const DEPTH: usize = 32 * 1024;
 /// Stack scanned below `DEPTH`: the kernel's frames and then some.
 const SCAN: usize = 8 * 1024;
-
-/// The address of a local of the caller's frame: about its stack pointer.
-#[inline(never)]
-fn stack_address() -> usize {
-    let marker = 0u8;
-    black_box(&marker) as *const u8 as usize
-}
-
-/// Runs `f` at least [`DEPTH`] bytes further down the stack; returns the
-/// address of the padding's low end (the kernel's frames are below it).
-#[inline(never)]
-fn deep(f: &mut dyn FnMut()) -> usize {
-    let padding = [0u8; DEPTH];
-    black_box(&padding);
-    f();
-    black_box(&padding);
-    padding.as_ptr() as usize
-}
-
-/// Reads `len` bytes of this process's memory at `address`.
-fn read_memory(address: usize, len: usize) -> Vec<u8> {
-    let mut mem = File::open("/proc/self/mem").expect("/proc/self/mem");
-    mem.seek(SeekFrom::Start(address as u64)).expect("seek");
-    let mut bytes = vec![0u8; len];
-    mem.read_exact(&mut bytes).expect("read the stack");
-    bytes
-}
 
 #[test]
 fn scalar32_leaves_no_secret_word_on_the_stack() {
