@@ -72,6 +72,16 @@ class Circuit:
         for o in OUTPUTS:
             uses.setdefault(o, []).append(end)
         ptr = {}
+        # A value dies at the step after its last use (uses are in increasing
+        # order; an input never used, at step 0): release_dead frees the
+        # registers of the values dying there, without a scan of every register.
+        dying = [[] for _ in range(end + 1)]
+        for x in INPUTS:
+            if x not in uses:
+                dying[0].append(x)
+        for x, u in uses.items():
+            if u[-1] < end:
+                dying[u[-1] + 1].append(x)
 
         def next_use(x, i):
             u = uses.get(x, [])
@@ -110,12 +120,13 @@ class Circuit:
             value_in[best] = None
             return best
 
+        def release(x):
+            value_in[slot_of.pop(x)] = None
+
         def release_dead(i):
-            for k in range(REGISTERS):
-                x = value_in[k]
-                if x is not None and next_use(x, i) is None:
-                    del slot_of[x]
-                    value_in[k] = None
+            for x in dying[i]:
+                if x in slot_of:
+                    release(x)
 
         release_dead(0)
         for i, n in enumerate(order):
@@ -131,7 +142,8 @@ class Circuit:
             k = free_slot(i + 1, set())
             code.append(("eor" if op == "^" else "and", k, sa, sb, n))
             slot_of[n], value_in[k] = k, n
-            release_dead(i + 1)
+            if n not in uses:
+                release(n)
         for o in OUTPUTS:
             if o not in slot_of:
                 k = free_slot(end, set(OUTPUTS))
@@ -141,11 +153,13 @@ class Circuit:
         return memops, code, dict(slot_of), len(spill)
 
     def greedy(self, rng, bias):
-        done, order, remaining = set(INPUTS), [], set(self.prod)
+        done, order = set(INPUTS), []
         left = {x: len(self.users.get(x, [])) for x in list(self.prod) + INPUTS}
-        while remaining:
-            ready = [n for n in sorted(remaining)
-                     if self.prod[n][2] in done and self.prod[n][3] in done]
+        # Operands not yet computed, per gate; the gates with none are ready.
+        waiting = {n: len({g[2], g[3]} - done) for n, g in self.prod.items()}
+        pending = {n for n, w in waiting.items() if w == 0}
+        while pending:
+            ready = sorted(pending)
 
             def score(n):
                 g = self.prod[n]
@@ -160,9 +174,14 @@ class Circuit:
             n = max(ready, key=score)
             order.append(n)
             done.add(n)
-            remaining.discard(n)
+            pending.discard(n)
             for x in {self.prod[n][2], self.prod[n][3]}:
                 left[x] -= 1
+            for u in set(self.users.get(n, [])):
+                waiting[u] -= 1
+                if waiting[u] == 0:
+                    pending.add(u)
+        assert len(order) == len(self.prod), "the circuit has a cycle"
         return order
 
     def search(self, seed, iterations):
