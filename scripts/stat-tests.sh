@@ -6,7 +6,8 @@
 #   scripts/stat-tests.sh [--quick | --full | --self-test] [GEN...]
 #
 #   --quick      (default; CI) rngtest on 25000 blocks (50 MB) per generator and
-#                8 dieharder tests that run in seconds; about 4-5 minutes for all 7.
+#                8 dieharder tests that run in seconds; about 1-2 minutes for all 7
+#                on 2 cores (STAT_TESTS_JOBS generators at a time; default: nproc).
 #   --full       rngtest on 500000 blocks (1 GB) and `dieharder -a` per generator;
 #                hours (see docs/STATISTICS.md).
 #   --self-test  the negative control: the same judges on two bad sources (all
@@ -215,23 +216,43 @@ echo "stat-tests: mode $mode, generators: ${gens[*]}; logs in $LOG"
     for gen in "${gens[@]}"; do echo "$gen: $(seed_note "$gen")"; done
 } >"$LOG/README.txt"
 
-table=()
-bad=0
-for gen in "${gens[@]}"; do
-    start=$SECONDS
-    rm -f "$LOG/$gen.bytes.txt"
-    rng_ok=pass dh_ok=pass
+# judge GEN: both judges on GEN; writes its table row to $LOG/GEN.row and returns 1
+# if a judge failed it (a `die` inside returns 3).
+judge() {
+    local gen=$1 start=$SECONDS rng_ok=pass dh_ok=pass
+    rm -f "$LOG/$gen.bytes.txt" "$LOG/$gen.row"
     run_rngtest "$gen" || rng_ok=FAIL
     run_dieharder "$gen" || dh_ok=FAIL
-    [ "$rng_ok$dh_ok" = passpass ] || bad=1
     read -r blocks fail expected limit <<<"$rng_summary"
     read -r passed weak failed resolved confirmed <<<"$dh_summary"
     mib=$(awk -v b="$(bytes_used "$gen")" 'BEGIN { printf "%.0f", b / 1048576 }')
-    row=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %5ss %7s' \
+    printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %5ss %7s\n' \
         "$gen" "$blocks" "$fail" "$expected" "$limit" "$rng_ok" \
-        "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)) "$mib")
-    table+=("$row")
-    echo "$row"
+        "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)) "$mib" \
+        >"$LOG/$gen.row"
+    cat "$LOG/$gen.row"
+    [ "$rng_ok$dh_ok" = passpass ]
+}
+
+# The generators are judged $JOBS at a time (each judge is one process on one
+# core; default: the cores there are), rows in the order of the generators.
+JOBS=${STAT_TESTS_JOBS:-$(nproc)}
+table=()
+bad=0
+running=()
+for gen in "${gens[@]}"; do
+    judge "$gen" &
+    running+=("$!:$gen")
+    while [ "${#running[@]}" -ge "$JOBS" ]; do
+        wait "${running[0]%%:*}" || { rc=$?; [ "$rc" -eq 1 ] || die "judging ${running[0]#*:} failed (exit $rc)"; bad=1; }
+        running=("${running[@]:1}")
+    done
+done
+for job in "${running[@]}"; do
+    wait "${job%%:*}" || { rc=$?; [ "$rc" -eq 1 ] || die "judging ${job#*:} failed (exit $rc)"; bad=1; }
+done
+for gen in "${gens[@]}"; do
+    table+=("$(cat "$LOG/$gen.row")")
 done
 
 header=$(printf '%-10s | %7s %6s %8s %6s  %-4s | %4s %4s %4s %8s %9s  %-4s | %6s %7s' \
