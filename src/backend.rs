@@ -145,7 +145,7 @@ macro_rules! backend_family {
 
 // The run-time probes, declared only where the variant they feed exists. On
 // aarch64 they are `cpufeatures`'s (cached in an atomic, works in `no_std`); on
-// x86_64 they read the one detection pass of [`x86_cpu`] (see there why).
+// x86_64 they read the two-stage detection of [`x86_cpu`] (see there why).
 #[cfg(ratchet_rng_aarch64_sha3)]
 cpufeatures::new!(aarch64_sha3_probe, "sha3");
 #[cfg(ratchet_rng_aarch64_neon)]
@@ -207,7 +207,7 @@ x86_probe!(
     "vaes"
 );
 
-// The one x86_64 detection pass (see the module for why it is not `cpufeatures`).
+// The x86_64 detection, once per process (see the module for why it is not `cpufeatures`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_cpu;
 
