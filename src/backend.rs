@@ -145,7 +145,7 @@ macro_rules! backend_family {
 
 // The run-time probes, declared only where the variant they feed exists. On
 // aarch64 they are `cpufeatures`'s (cached in an atomic, works in `no_std`); on
-// x86_64 they read the one detection pass of [`x86_cpu`] (see there why).
+// x86_64 they read the two-stage detection of [`x86_cpu`] (see there why).
 #[cfg(ratchet_rng_aarch64_sha3)]
 cpufeatures::new!(aarch64_sha3_probe, "sha3");
 #[cfg(ratchet_rng_aarch64_neon)]
@@ -207,7 +207,7 @@ x86_probe!(
     "vaes"
 );
 
-// The one x86_64 detection pass (see the module for why it is not `cpufeatures`).
+// The x86_64 detection, once per process (see the module for why it is not `cpufeatures`).
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_cpu;
 
@@ -326,17 +326,19 @@ impl AesBackend {
 
     /// The backend for a few blocks under a fresh key (the thread-local
     /// generator's first-use mix and short first batch): AES-NI where this
-    /// CPU has it and `self` is AES hardware, since the VAES kernels pad any
-    /// request to a batch of 32 (or 16) blocks and broadcast every round key
-    /// to wide registers, which costs more than the few blocks need; `self`
-    /// otherwise. Every backend computes the same function.
+    /// CPU has it, since the VAES kernels pad any request to a batch of 32
+    /// (or 16) blocks and broadcast every round key to wide registers, which
+    /// costs more than the few blocks need, and AES-NI is known from one
+    /// CPUID leaf (`x86_cpu`: the wide backends' leaves wait for the first
+    /// pool); [`detect`](Self::detect)'s otherwise. Every backend computes the
+    /// same function, and this one has AES hardware iff `detect`'s has.
     #[cfg(feature = "thread_rng")]
-    pub(crate) fn for_few_blocks(self) -> Self {
+    pub(crate) fn for_few_blocks() -> Self {
         #[cfg(ratchet_rng_x86_aesni)]
-        if self.has_hardware() && x86_aesni_probe::get() {
+        if x86_aesni_probe::get() {
             return Self::X86Aesni(Detected(()));
         }
-        self
+        Self::detect()
     }
 }
 

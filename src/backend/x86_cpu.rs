@@ -1,17 +1,20 @@
 //! The x86_64 CPU features every backend probe and the thread-local
-//! generator's RDSEED/RDRAND need, detected in ONE pass per process: CPUID
-//! leaves 0, 1 and 7 (subleaf 0) once each, XGETBV once, cached as a bit mask
-//! in one atomic.
+//! generator's RDSEED/RDRAND need, detected at most once per process in two
+//! stages, cached as a bit mask in one atomic: CPUID leaf 1 alone (AES-NI,
+//! RDRAND), then, the first time a probe asks for more, leaves 0 and 7
+//! (subleaf 0) and XGETBV.
 //!
 //! Why not `cpufeatures` here (STYLE.md says detect with it): each of its
 //! probes runs its own CPUIDs, and CPUID traps to the hypervisor in a VM. On
 //! an EPYC Zen 4 in a Firecracker VM one CPUID costs about 5 us, and the seven
 //! probes of the first call (plus `std`'s detection for RDSEED) took 66-88 us
-//! of a process's first `u64()`, 3.4x `rand::rng()`'s whole first call. This
-//! pass executes three CPUIDs. The OS-support checks are the ones
-//! `cpufeatures` makes: AVX and AVX2 need OSXSAVE and the OS's XMM and YMM
-//! state in XCR0 (bits 1 and 2); AVX-512 also needs the opmask and ZMM state
-//! (bits 5, 6 and 7).
+//! of a process's first `u64()`, 3.4x `rand::rng()`'s whole first call. A
+//! process's first `u64()` needs only AES-NI (its short first batch runs on
+//! it, `AesBackend::for_few_blocks`): one CPUID; the wide backends' leaves
+//! wait for the first pool refill (two more, leaf 1 is not asked again). The
+//! OS-support checks are the ones `cpufeatures` makes: AVX and AVX2 need
+//! OSXSAVE and the OS's XMM and YMM state in XCR0 (bits 1 and 2); AVX-512
+//! also needs the opmask and ZMM state (bits 5, 6 and 7).
 //!
 //! Where CPUID cannot be executed, nothing is detected at run time and the
 //! probes answer from the compile-time target features only, as
@@ -39,26 +42,38 @@ pub(crate) const VAES: u32 = 1 << 4;
 pub(crate) const RDRAND: u32 = 1 << 5;
 /// RDSEED.
 pub(crate) const RDSEED: u32 = 1 << 6;
-/// Set in the cache once the pass has run.
+/// Leaf 1's OSXSAVE and AVX bits, kept for the second stage (not features:
+/// AVX also needs the OS's state, which XGETBV tells).
+const OSXSAVE_RAW: u32 = 1 << 28;
+const AVX_RAW: u32 = 1 << 29;
+/// What leaf 1 alone decides.
+const LEAF1_BITS: u32 = AES | RDRAND | OSXSAVE_RAW | AVX_RAW;
+/// Set in the cache once leaf 1 was read.
+const LEAF1_DONE: u32 = 1 << 30;
+/// Set in the cache once leaves 0 and 7 and XGETBV were read too.
 const DETECTED: u32 = 1 << 31;
 
 /// Whether the CPU (and OS) has every feature of `bits`, detected at run
 /// time; always false where CPUID cannot be executed.
 pub(crate) fn has(bits: u32) -> bool {
-    features() & bits == bits
+    features(bits & !LEAF1_BITS != 0) & bits == bits
 }
 
-/// The detected features, from the cache or (first call) the pass.
-fn features() -> u32 {
+/// The detected features, from the cache or (first call of each stage) the
+/// CPU: leaf 1's, and the rest too when `all`. Two threads may both run a
+/// stage; they merge the same answer.
+fn features(all: bool) -> u32 {
     static CACHE: AtomicU32 = AtomicU32::new(0);
-    let cached = CACHE.load(Relaxed);
-    if cached & DETECTED != 0 {
-        return cached;
+    let mut cached = CACHE.load(Relaxed);
+    if cached & LEAF1_DONE == 0 {
+        cached |= leaf1() | LEAF1_DONE;
+        CACHE.fetch_or(cached, Relaxed);
     }
-    // Two threads may both run the pass; they store the same answer.
-    let detected = detect() | DETECTED;
-    CACHE.store(detected, Relaxed);
-    detected
+    if all && cached & DETECTED == 0 {
+        cached |= wide(cached) | DETECTED;
+        CACHE.fetch_or(cached, Relaxed);
+    }
+    cached
 }
 
 /// XCR0, read with XGETBV.
@@ -86,27 +101,43 @@ const fn no_leaf() -> core::arch::x86_64::CpuidResult {
 }
 
 #[cfg(any(miri, target_env = "sgx"))]
-fn detect() -> u32 {
+fn leaf1() -> u32 {
     0
 }
 
+#[cfg(any(miri, target_env = "sgx"))]
+fn wide(_: u32) -> u32 {
+    0
+}
+
+const fn bit(word: u32, n: u32) -> bool {
+    word & (1 << n) != 0
+}
+
+/// The first stage: AES-NI, RDRAND, and what the second needs of leaf 1.
 #[cfg(not(any(miri, target_env = "sgx")))]
-fn detect() -> u32 {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
-
-    const fn bit(word: u32, n: u32) -> bool {
-        word & (1 << n) != 0
-    }
-
+fn leaf1() -> u32 {
     #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
     // SAFETY: CPUID exists on every x86_64 CPU and may be executed
     // everywhere but inside an SGX enclave, where it faults (excluded by
-    // the `cfg` above); it reads no memory. Leaf 0 always exists.
-    let max_leaf = unsafe { __cpuid(0) }.eax;
+    // the `cfg` above); it reads no memory. Leaf 1 exists on every x86_64
+    // CPU.
+    let ecx = unsafe { core::arch::x86_64::__cpuid(1) }.ecx;
+    [(25, AES), (30, RDRAND), (27, OSXSAVE_RAW), (28, AVX_RAW)]
+        .into_iter()
+        .filter(|&(n, _)| bit(ecx, n))
+        .fold(0, |features, (_, flag)| features | flag)
+}
+
+/// The second stage, from leaf 1's bits in `first`: leaves 0 and 7, XGETBV.
+#[cfg(not(any(miri, target_env = "sgx")))]
+fn wide(first: u32) -> u32 {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+
     #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
-    // SAFETY: as for leaf 0 (CPUID exists, no SGX enclave); leaf 1 exists
-    // on every x86_64 CPU.
-    let leaf1 = unsafe { __cpuid(1) };
+    // SAFETY: as in `leaf1` (CPUID exists, no SGX enclave); leaf 0 always
+    // exists.
+    let max_leaf = unsafe { __cpuid(0) }.eax;
     let leaf7 = if max_leaf >= 7 {
         #[allow(
             unused_unsafe,
@@ -125,7 +156,7 @@ fn detect() -> u32 {
     // The OS saves the XMM and YMM state (XCR0 bits 1, 2), and the
     // opmask and ZMM state too (bits 5, 6, 7); XGETBV exists only when
     // the OS enabled XSAVE (OSXSAVE, leaf 1 ECX bit 27).
-    let xcr0 = if bit(leaf1.ecx, 27) {
+    let xcr0 = if first & OSXSAVE_RAW != 0 {
         // SAFETY: OSXSAVE is set (checked just before), so XGETBV is
         // enabled and XCR0 (register 0) exists; XGETBV reads no memory.
         unsafe { xgetbv0() }
@@ -134,7 +165,7 @@ fn detect() -> u32 {
     };
     let ymm_os = xcr0 & 0b110 == 0b110;
     let zmm_os = ymm_os && xcr0 & 0b1110_0000 == 0b1110_0000;
-    let avx = bit(leaf1.ecx, 28) && ymm_os;
+    let avx = first & AVX_RAW != 0 && ymm_os;
     let avx2 = avx && bit(leaf7.ebx, 5);
 
     let mut features = 0;
@@ -146,9 +177,32 @@ fn detect() -> u32 {
     set(avx2, AVX2);
     set(avx2 && zmm_os && bit(leaf7.ebx, 16), AVX512F);
     set(avx2 && zmm_os && bit(leaf7.ebx, 31), AVX512VL);
-    set(bit(leaf1.ecx, 25), AES);
     set(bit(leaf7.ecx, 9), VAES);
-    set(bit(leaf1.ecx, 30), RDRAND);
     set(bit(leaf7.ebx, 18), RDSEED);
     features
+}
+
+#[cfg(all(test, not(any(miri, target_env = "sgx"))))]
+mod tests {
+    use super::*;
+
+    /// Each feature agrees with `std`'s detection, the leaf-1 ones asked
+    /// first (the order of a thread's first use: the second stage runs
+    /// later, over the first's cache).
+    #[test]
+    fn both_stages_agree_with_std() {
+        assert_eq!(has(AES), std::arch::is_x86_feature_detected!("aes"));
+        assert_eq!(has(RDRAND), std::arch::is_x86_feature_detected!("rdrand"));
+        assert_eq!(has(AVX2), std::arch::is_x86_feature_detected!("avx2"));
+        assert_eq!(has(AVX512F), std::arch::is_x86_feature_detected!("avx512f"));
+        assert_eq!(
+            has(AVX512VL),
+            std::arch::is_x86_feature_detected!("avx512vl")
+        );
+        assert_eq!(has(RDSEED), std::arch::is_x86_feature_detected!("rdseed"));
+        if has(AVX2) {
+            assert_eq!(has(VAES), std::arch::is_x86_feature_detected!("vaes"));
+        }
+        assert!(has(0), "no bits: always");
+    }
 }

@@ -16,14 +16,15 @@ use crate::chacha::{self, KEY_PERIOD_OUTPUT_BYTES};
 use crate::error::OsError;
 use crate::keccak;
 
-/// Which core runs, decided by the CPU (cached detection).
+/// Which core runs, decided by the CPU (cached detection); the AES engine
+/// holds the backend for a few blocks (pools ask for [`AesBackend::detect`]'s).
 enum Engine {
     Aes(AesBackend),
     ChaCha(ChaChaBackend),
 }
 
 fn engine() -> Engine {
-    let aes = AesBackend::detect();
+    let aes = AesBackend::for_few_blocks();
     if aes.has_hardware() {
         Engine::Aes(aes)
     } else {
@@ -195,12 +196,8 @@ impl LiteClocks {
     fn mix_key(self, backend: AesBackend, key: &mut [u8; 32]) {
         let [cycles, monotonic] = self.clocks;
         let mut blocks = [[0u8; 16]; 2];
-        aes::ctr_keystream(
-            backend.for_few_blocks(),
-            key,
-            u128::from(cycles) << 64 | u128::from(monotonic),
-            &mut blocks,
-        );
+        let counter = u128::from(cycles) << 64 | u128::from(monotonic);
+        aes::ctr_keystream(backend, key, counter, &mut blocks);
         key.copy_from_slice(blocks.as_flattened());
         blocks.zeroize();
     }
@@ -399,7 +396,7 @@ impl Generator {
                     self.lite.mix_key(backend, &mut self.aes_key);
                     self.lite.pending = false;
                 }
-                aes::fill_pools(backend, &mut self.aes_key, whole(out));
+                aes::fill_pools(AesBackend::detect(), &mut self.aes_key, whole(out));
             }
             Engine::ChaCha(backend) => {
                 chacha::key_periods::<8>(backend, &mut self.chacha_key, whole(out));
@@ -436,7 +433,7 @@ impl Generator {
                 0
             };
             self.lite.pending = false;
-            aes::ctr_keystream(backend.for_few_blocks(), &self.aes_key, counter, blocks);
+            aes::ctr_keystream(backend, &self.aes_key, counter, blocks);
             let (_, next) = out.split_last_chunk_mut::<32>().expect("longer than a key");
             self.aes_key.copy_from_slice(next);
             next.zeroize();

@@ -108,7 +108,7 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
 
     use crate::backend::x86_cpu;
 
-    // `x86_cpu`, not `std`'s detection: one CPUID pass per process for the
+    // `x86_cpu`, not `std`'s detection: CPUID once per process for the
     // backends and this (CPUID traps to the hypervisor in a VM).
     if (cfg!(target_feature = "rdseed") || x86_cpu::has(x86_cpu::RDSEED))
         // SAFETY: the CPU has RDSEED (detected just before).
