@@ -240,17 +240,20 @@ JOBS=${STAT_TESTS_JOBS:-$(nproc)}
 table=()
 bad=0
 running=()
+# collect: waits for the oldest running judge; a judge's failure marks the run bad.
+collect() {
+    local job=${running[0]} rc=0
+    running=("${running[@]:1}")
+    wait "${job%%:*}" || rc=$?
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || die "judging ${job#*:} failed (exit $rc)"
+    [ "$rc" -eq 0 ] || bad=1
+}
 for gen in "${gens[@]}"; do
     judge "$gen" &
     running+=("$!:$gen")
-    while [ "${#running[@]}" -ge "$JOBS" ]; do
-        wait "${running[0]%%:*}" || { rc=$?; [ "$rc" -eq 1 ] || die "judging ${running[0]#*:} failed (exit $rc)"; bad=1; }
-        running=("${running[@]:1}")
-    done
+    while [ "${#running[@]}" -ge "$JOBS" ]; do collect; done
 done
-for job in "${running[@]}"; do
-    wait "${job%%:*}" || { rc=$?; [ "$rc" -eq 1 ] || die "judging ${job#*:} failed (exit $rc)"; bad=1; }
-done
+while [ "${#running[@]}" -gt 0 ]; do collect; done
 for gen in "${gens[@]}"; do
     table+=("$(cat "$LOG/$gen.row")")
 done
