@@ -228,7 +228,9 @@ fn droppable_word() -> *mut AtomicUsize {
         Ordering::Relaxed,
     ) {
         Ok(_) => {
-            rearm(word);
+            // Armed by a write, not a read first: one page fault, not two
+            // (a read would map the zero page, the write then copy it).
+            arm(word);
             word
         }
         Err(theirs) => theirs,
@@ -242,11 +244,18 @@ fn rearm(word: *mut AtomicUsize) {
     // SAFETY: `word` is `DROPPABLE`'s: the start of a read-write mapping that
     // is never unmapped, aligned; the kernel may zero it at any time, which
     // an atomic read sees as 0 and a write faults back in.
-    let word = unsafe { &*word };
-    if word.load(Ordering::Relaxed) == 0 {
-        let value = ARMED.fetch_add(1, Ordering::Relaxed) << 1 | 1;
-        let _ = word.compare_exchange(0, value, Ordering::Relaxed, Ordering::Relaxed);
+    if unsafe { &*word }.load(Ordering::Relaxed) == 0 {
+        arm(word);
     }
+}
+
+/// Writes a new armed value into the droppable word if it holds 0 (one
+/// compare-and-swap: a write access).
+fn arm(word: *mut AtomicUsize) {
+    // SAFETY: as in `rearm`.
+    let word = unsafe { &*word };
+    let value = ARMED.fetch_add(1, Ordering::Relaxed) << 1 | 1;
+    let _ = word.compare_exchange(0, value, Ordering::Relaxed, Ordering::Relaxed);
 }
 
 /// Why the VMClock device is not watched.
