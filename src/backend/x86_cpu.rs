@@ -16,6 +16,11 @@
 //! OSXSAVE and the OS's XMM and YMM state in XCR0 (bits 1 and 2); AVX-512
 //! also needs the opmask and ZMM state (bits 5, 6 and 7).
 //!
+//! Where glibc 2.33+ exports its own table of the CPUID leaves its loader read
+//! at start-up (`__x86_get_cpuid_feature_leaf`, found with `dlsym` when the
+//! thread-local generator's `libc` is linked), both stages read leaves 1 and 7
+//! there and run no CPUID at all; XGETBV, which does not trap, is still ours.
+//!
 //! Where CPUID cannot be executed, nothing is detected at run time and the
 //! probes answer from the compile-time target features only, as
 //! `cpufeatures` does: inside an SGX enclave CPUID faults
@@ -114,6 +119,71 @@ const fn bit(word: u32, n: u32) -> bool {
     word & (1 << n) != 0
 }
 
+/// Leaves 1 and 7 (subleaf 0) as glibc 2.33+ recorded them when the program
+/// started (its dynamic loader runs CPUID for its own string functions), read
+/// through `__x86_get_cpuid_feature_leaf` (`<sys/platform/x86.h>`): the raw
+/// registers, not glibc's "active" view, which its tunables may mask. Looked
+/// up with `dlsym` once (about 1 µs, where a CPUID costs 5 µs in a VM); `None`
+/// where it is not exported (an older glibc, a static program).
+#[cfg(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
+fn glibc_leaf(leaf: u32) -> Option<core::arch::x86_64::CpuidResult> {
+    use core::sync::atomic::AtomicPtr;
+    /// The function's address; null: not looked up yet; `ABSENT`: not found.
+    static LOOKUP: AtomicPtr<libc::c_void> = AtomicPtr::new(core::ptr::null_mut());
+    const ABSENT: *mut libc::c_void = core::ptr::dangling_mut();
+    /// `struct cpuid_feature`: `cpuid_array[4]` (EAX, EBX, ECX, EDX), then
+    /// `active_array[4]`.
+    type LeafFn = unsafe extern "C" fn(libc::c_uint) -> *const [u32; 8];
+    let index = match leaf {
+        1 => 0, // CPUID_INDEX_1
+        7 => 1, // CPUID_INDEX_7
+        _ => return None,
+    };
+    let mut found = LOOKUP.load(Relaxed);
+    if found.is_null() {
+        // SAFETY: a symbol lookup in the loaded objects, with a valid C
+        // string; null when absent.
+        found =
+            unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"__x86_get_cpuid_feature_leaf".as_ptr()) };
+        if found.is_null() {
+            found = ABSENT;
+        }
+        LOOKUP.store(found, Relaxed);
+    }
+    if found == ABSENT {
+        return None;
+    }
+    // SAFETY: glibc's `const struct cpuid_feature *__x86_get_cpuid_feature_leaf
+    // (unsigned int)`: a pure function of that signature, which answers a
+    // pointer to its table's entry (or to an all-zero one past its end); the
+    // table is written before `main` and never again.
+    let regs = unsafe {
+        let leaf_fn = core::mem::transmute::<*mut libc::c_void, LeafFn>(found);
+        leaf_fn(index).as_ref()?
+    };
+    Some(core::arch::x86_64::CpuidResult {
+        eax: regs[0],
+        ebx: regs[1],
+        ecx: regs[2],
+        edx: regs[3],
+    })
+}
+
+#[cfg(not(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+)))]
+fn glibc_leaf(_: u32) -> Option<core::arch::x86_64::CpuidResult> {
+    None
+}
+
 /// The first stage: AES-NI, RDRAND, and what the second needs of leaf 1.
 #[cfg(not(any(miri, target_env = "sgx")))]
 fn leaf1() -> u32 {
@@ -122,7 +192,9 @@ fn leaf1() -> u32 {
     // everywhere but inside an SGX enclave, where it faults (excluded by
     // the `cfg` above); it reads no memory. Leaf 1 exists on every x86_64
     // CPU.
-    let ecx = unsafe { core::arch::x86_64::__cpuid(1) }.ecx;
+    let ecx = glibc_leaf(1)
+        .unwrap_or_else(|| unsafe { core::arch::x86_64::__cpuid(1) })
+        .ecx;
     [(25, AES), (30, RDRAND), (27, OSXSAVE_RAW), (28, AVX_RAW)]
         .into_iter()
         .filter(|&(n, _)| bit(ecx, n))
@@ -134,24 +206,27 @@ fn leaf1() -> u32 {
 fn wide(first: u32) -> u32 {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
 
-    #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
-    // SAFETY: as in `leaf1` (CPUID exists, no SGX enclave); leaf 0 always
-    // exists.
-    let max_leaf = unsafe { __cpuid(0) }.eax;
-    let leaf7 = if max_leaf >= 7 {
-        #[allow(
-            unused_unsafe,
-            reason = "`__cpuid_count` is an unsafe fn on the MSRV (1.89)"
-        )]
-        // SAFETY: as for leaf 0 (CPUID exists, no SGX enclave); leaf 7
-        // exists (checked against the highest basic leaf just before, so
-        // the answer is not another leaf's).
-        unsafe {
-            __cpuid_count(7, 0)
+    // glibc's table holds leaf 7 where the CPU has it (zeros otherwise).
+    let leaf7 = glibc_leaf(7).unwrap_or_else(|| {
+        #[allow(unused_unsafe, reason = "`__cpuid` is an unsafe fn on the MSRV (1.89)")]
+        // SAFETY: as in `leaf1` (CPUID exists, no SGX enclave); leaf 0
+        // always exists.
+        let max_leaf = unsafe { __cpuid(0) }.eax;
+        if max_leaf >= 7 {
+            #[allow(
+                unused_unsafe,
+                reason = "`__cpuid_count` is an unsafe fn on the MSRV (1.89)"
+            )]
+            // SAFETY: as for leaf 0 (CPUID exists, no SGX enclave); leaf 7
+            // exists (checked against the highest basic leaf just before, so
+            // the answer is not another leaf's).
+            unsafe {
+                __cpuid_count(7, 0)
+            }
+        } else {
+            no_leaf()
         }
-    } else {
-        no_leaf()
-    };
+    });
 
     // The OS saves the XMM and YMM state (XCR0 bits 1, 2), and the
     // opmask and ZMM state too (bits 5, 6, 7); XGETBV exists only when
