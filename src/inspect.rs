@@ -226,6 +226,15 @@ pub fn protection() -> Option<&'static str> {
     })
 }
 
+/// Whether this process has registered its `pthread_atfork` handler (the fork
+/// protection's second layer: at the first use where the wipe is not
+/// believed, at the first buffer refill where it is).
+#[cfg(feature = "thread_rng")]
+#[must_use]
+pub fn fork_handler_registered() -> bool {
+    crate::thread::fork::handler_registered()
+}
+
 /// Makes this thread's decision of the fork protection (if it makes one), and
 /// the wipe advice of a slab it makes, take `verdict` as the classification's
 /// answer; `None` classifies. `Some(false)`: a stand-in for a system whose wipe

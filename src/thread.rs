@@ -187,7 +187,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// Android (kernel 4.14+) the state lives in pages marked `MADV_WIPEONFORK`
 /// (FreeBSD, OpenBSD: `minherit(INHERIT_ZERO)`), which a child receives zeroed
 /// however it was made (also by a raw `fork` / `clone` system call); a
-/// `pthread_atfork` handler is a second layer, and the only one on other unix
+/// `pthread_atfork` handler (registered at the first buffer refill there) is a
+/// second layer, and the only one on other unix
 /// systems, where each buffer refill also compares `getpid()` (a child made by a
 /// raw system call there is caught at its next refill). Where the wipe does not
 /// work (emulators such as qemu-user, old kernels) every call compares

@@ -342,6 +342,25 @@ fn raw_fork_child_shares_nothing_without_droppable() {
     );
 }
 
+/// Issue 34: where the wipe is believed, a process's first draw registers no
+/// `pthread_atfork` handler (2–10 µs of that draw), and the first buffer
+/// refill registers it (the second layer, for a restore that strips the
+/// wipe); where the wipe is not believed (qemu-user) the first draw does.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn fork_handler_registered_by_the_first_refill() {
+    let o = run("second_layer");
+    eprintln!("{o:?}");
+    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let wipe = o.text("protection") == "Wipe";
+    assert_eq!(
+        (o.get("before"), o.get("after_first"), o.get("after_refill")),
+        (0, usize::from(!wipe), 1),
+        "registered (before any draw, after the first draw, after a refill), protection {}",
+        o.text("protection")
+    );
+}
+
 /// The scenario process's side (run only by the tests above).
 #[test]
 fn scenario_child() {
@@ -796,6 +815,9 @@ mod scenario {
         if spec == "atfork_child" {
             return atfork_child();
         }
+        if spec == "second_layer" {
+            return second_layer();
+        }
         if spec == "raw_fork_no_droppable" {
             return raw_fork_no_droppable();
         }
@@ -915,6 +937,25 @@ mod scenario {
             counts[1],
             counts[2],
             counts[3],
+        );
+    }
+
+    // --- issue 34: the second layer, registered off the first draw ------------
+
+    /// Registration before any draw, after the first (a short batch), and
+    /// after a draw larger than the buffer (a refill).
+    fn second_layer() {
+        let before = __inspect::fork_handler_registered();
+        let _ = ratchet_rng::u64();
+        let after_first = __inspect::fork_handler_registered();
+        let mut big = vec![0u8; 16 << 10];
+        ratchet_rng::fill(&mut big);
+        println!(
+            "INJECTION-RESULT protection={} before={} after_first={} after_refill={}",
+            __inspect::protection().unwrap_or("undecided"),
+            u8::from(before),
+            u8::from(after_first),
+            u8::from(__inspect::fork_handler_registered()),
         );
     }
 

@@ -9,8 +9,12 @@
 //!    believed only where the kernel refuses an unknown advice;
 //!    FreeBSD and OpenBSD: `minherit` with `INHERIT_ZERO`). A forked child gets
 //!    zero-filled pages in place of the thread states, however it was made.
-//! 2. **`pthread_atfork`** (every unix): the child handler moves the fork epoch
-//!    and, where there is no wipe, zeroes every thread's state (`storage.rs`).
+//! 2. **`pthread_atfork`** (every unix): the child handler moves the fork
+//!    epoch and zeroes every unwiped thread state (`storage.rs`). Registered
+//!    at the first use where the wipe is absent or not believed; where it is
+//!    believed (BoringSSL and AWS-LC register nothing there), at the first
+//!    slow path that is not a thread's first use ([`second_layer`]), so that
+//!    a process's first draw does not pay for it.
 //! 3. **Process id**: compared on the slow path where there is no wipe.
 //!
 //! No layer starts a process: the environment is classified by the answers
@@ -76,8 +80,7 @@ pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Protection {
     /// The states' pages are wiped in a forked child (the kernel accepted the
-    /// advice and refused an unknown one); the epoch is a second layer. The
-    /// fast path is open.
+    /// advice and refused an unknown one). The fast path is open.
     Wipe,
     /// No wipe mechanism on this system; `pthread_atfork` is registered. The fast
     /// path is open; every slow path (once per buffer refill) also compares the
@@ -125,9 +128,10 @@ const CONSERVATIVE: [Protection; 4] = [
 
 /// This process's protection, decided on first use from `wipes` (whether the
 /// calling thread's state's page is wiped in a forked child, as
-/// [`advise_wipe`] answered for its slab), when the `pthread_atfork` handler
-/// is registered with `on_child` as its hook; later calls return the decided
-/// value. An atomic rather than a `Once`: a fork while another thread holds a
+/// [`advise_wipe`] answered for its slab), registering the `pthread_atfork`
+/// handler with `on_child` as its hook unless the wipe is believed (or later,
+/// for a thread whose slab could not be advised); later calls return the
+/// decided value. An atomic rather than a `Once`: a fork while another thread holds a
 /// `Once` would leave the child waiting forever.
 ///
 /// Racing threads may each decide, and need not agree (with the inspection
@@ -139,6 +143,11 @@ const CONSERVATIVE: [Protection; 4] = [
 /// one buffer), which reads the merged verdict and closes it.
 pub(crate) fn protection(on_child: fn(), wipes: bool) -> Protection {
     if let Some(known) = decided() {
+        if known == Protection::Wipe && !wipes {
+            // A slab the kernel would not advise, in a process whose wipe is
+            // believed: the hook zeroes its states in a libc child.
+            second_layer(on_child);
+        }
         return known;
     }
     let decided = decide(on_child, wipes);
@@ -173,21 +182,46 @@ pub(crate) fn decided() -> Option<Protection> {
 
 #[cfg(unix)]
 fn decide(on_child: fn(), wipes: bool) -> Protection {
-    let registered = atfork::register(on_child);
     #[cfg(ratchet_rng_inspect)]
     let wipes = WIPE_VERDICT.with(core::cell::Cell::get).unwrap_or(wipes);
-    if wipe::HAS_WIPE {
-        // The epoch is a second layer here; the wipe decides.
-        if wipes {
-            Protection::Wipe
-        } else {
-            Protection::PidCheck
-        }
-    } else if registered {
+    if wipe::HAS_WIPE && wipes {
+        // The wipe covers the first use; the handler, a second layer here,
+        // is registered at a later slow path ([`second_layer`]).
+        return Protection::Wipe;
+    }
+    let registered = atfork::register(on_child);
+    if !wipe::HAS_WIPE && registered {
         Protection::Epoch
     } else {
         Protection::PidCheck
     }
+}
+
+/// Whether the `pthread_atfork` handler is registered (inspection; false where
+/// there is no fork).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn handler_registered() -> bool {
+    #[cfg(unix)]
+    {
+        atfork::registered()
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+/// Registers the `pthread_atfork` handler (with `on_child` as its hook) if it
+/// is not yet: called by every slow path that is not a thread's first use.
+/// Where the wipe is believed, [`protection`] leaves this second layer out of
+/// a process's first draw, which it would cost 2–10 µs (one allocation in
+/// libc: more after the process has touched gigabytes), and the first buffer
+/// refill of any thread registers it (one load once it is).
+pub(crate) fn second_layer(on_child: fn()) {
+    #[cfg(unix)]
+    atfork::register(on_child);
+    #[cfg(not(unix))]
+    let _ = on_child;
 }
 
 #[cfg(not(unix))]

@@ -433,6 +433,9 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     inject!(SlowProbed);
     let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
     let protection = fork::protection(close_in_child, wipes);
+    if !first_use {
+        fork::second_layer(close_in_child);
+    }
     let fast = protection.fast_path(wipes);
     // Where the fast path is closed (no working wipe), every call comes here and
     // compares the process id; with the epoch alone, once per buffer refill.

@@ -19,6 +19,12 @@ static CHILD_HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 /// Whether the handler is registered.
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the handler is registered (inspection).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn registered() -> bool {
+    REGISTERED.load(Ordering::Acquire)
+}
+
 /// The current fork epoch.
 pub(crate) fn epoch() -> usize {
     FORK_EPOCH.load(Ordering::Relaxed)

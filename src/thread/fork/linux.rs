@@ -24,8 +24,9 @@
 //!
 //! The limit: an emulator that refuses unknown advice with `EINVAL` *and*
 //! accepts `MADV_WIPEONFORK` without applying it is believed (none is known);
-//! a fork through libc is still caught there by the `pthread_atfork` hook, a
-//! raw `clone` is not.
+//! a fork through libc is still caught there by the `pthread_atfork` hook once
+//! it is registered (at the first buffer refill, `fork.rs`), a raw `clone` is
+//! not.
 //!
 //! `MAP_DROPPABLE` (Linux 6.11+, which implies wipe-on-fork) is not used for
 //! the states: the kernel may drop such a page under memory pressure in the
