@@ -280,4 +280,46 @@ mod tests {
         }
         assert!(has(0), "no bits: always");
     }
+
+    /// glibc 2.33+ exports its CPUID table, and the bits read there are
+    /// CPUID's own (so that the stages run no CPUID where it exists).
+    #[test]
+    #[cfg(all(feature = "thread_rng", target_os = "linux", target_env = "gnu"))]
+    fn glibc_table_is_found_and_agrees_with_cpuid() {
+        use core::arch::x86_64::{__cpuid, __cpuid_count};
+        unsafe extern "C" {
+            fn gnu_get_libc_version() -> *const core::ffi::c_char;
+        }
+        // SAFETY: glibc's version string, static and NUL-terminated.
+        let version = unsafe { core::ffi::CStr::from_ptr(gnu_get_libc_version()) };
+        let version = version.to_str().unwrap();
+        let minor: u32 = version
+            .strip_prefix("2.")
+            .and_then(|rest| rest.split('.').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("glibc version {version:?}"));
+        let (Some(leaf1), Some(leaf7)) = (glibc_leaf(1), glibc_leaf(7)) else {
+            assert!(minor < 33, "glibc {version} exports its table, not found");
+            std::eprintln!("skipped: glibc {version} has no CPUID table (2.33+)");
+            return;
+        };
+        #[allow(unused_unsafe, reason = "unsafe fns on the MSRV (1.89)")]
+        // SAFETY: CPUID exists (x86_64, no SGX in a test); leaves 1 and 7 are
+        // read as `wide` reads them (leaf 7 only below the highest leaf).
+        let (cpu1, cpu7) = unsafe {
+            let max = __cpuid(0).eax;
+            (
+                __cpuid(1),
+                if max >= 7 {
+                    __cpuid_count(7, 0)
+                } else {
+                    no_leaf()
+                },
+            )
+        };
+        let ecx1 = 1 << 25 | 1 << 27 | 1 << 28 | 1 << 30;
+        let ebx7 = 1 << 5 | 1 << 16 | 1 << 18 | 1 << 31;
+        assert_eq!(leaf1.ecx & ecx1, cpu1.ecx & ecx1, "leaf 1 ECX");
+        assert_eq!(leaf7.ebx & ebx7, cpu7.ebx & ebx7, "leaf 7 EBX");
+        assert_eq!(leaf7.ecx & 1 << 9, cpu7.ecx & 1 << 9, "leaf 7 ECX");
+    }
 }
