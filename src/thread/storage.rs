@@ -2,14 +2,16 @@
 //! of the thread-local generator's `unsafe` code that is not an OS call.
 //!
 //! # Where the state lives
-//! Each thread's [`State`] lives in a [`Page`] of its own, a slot of a slab
-//! (`pages.rs`: on unix an anonymous mapping, so that the kernel can be told
-//! what a forked child sees there, `fork.rs`). The page starts with a [`Header`]: the count of unread
-//! bytes `left` and the `live` mark, which a wipe-on-fork zeroes. Three
-//! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
-//! in-use flag; [`PAGE`], the raw pointer to the page (derived from its
-//! slab's mapping, so that it may reach the whole page); and [`OWNER`], whose
-//! destructor gives the page back when the thread exits.
+//! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart: the
+//! two pieces of a slot of a slab (`pages.rs`: on unix an anonymous mapping,
+//! so that the kernel can be told what a forked child sees there, `fork.rs`;
+//! several threads' pages share a 4 KiB page there). The page starts with a
+//! [`Header`]: the count of unread bytes `left` and the `live` mark, which a
+//! wipe-on-fork zeroes. Five `const`-initialised thread-locals: [`SLOT`], the
+//! fast path's gate and the in-use flag; [`PAGE`] and [`BUFFER`], the raw
+//! pointers to the two pieces (derived from their slab's mapping);
+//! [`UNREAD`], which of the two holds the unread bytes; and [`OWNER`], whose
+//! destructor gives the slot back when the thread exits.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -81,7 +83,8 @@ use std::thread_local;
 
 use super::fork;
 use super::generation::{self, Generation};
-use super::state::{BUFFER_BYTES, State};
+use super::pages::Stride;
+use super::state::{BUFFER_BYTES, Buffer, State};
 use crate::error::OsError;
 
 /// `live`'s value while the page may be served from (any nonzero pattern: a
@@ -165,6 +168,20 @@ thread_local! {
     /// [`destroyed`] once this thread's thread-locals are being destroyed.
     static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
 
+    /// This thread's buffer, set with [`PAGE`] (before it) and read only
+    /// where `PAGE` is a page. A thread-local, not in the page, so that a wipe
+    /// does not erase it.
+    static BUFFER: Cell<*mut Buffer> = const { Cell::new(ptr::null_mut()) };
+
+    /// Where this thread's unread bytes are: the short batch in its page or
+    /// its [`BUFFER`] (null before the first seeding). Set by the slow path
+    /// under the mark before the `left` that goes with it, read by every call
+    /// under the mark. Not in the page: a wipe leaves it pointing at the
+    /// wiped bytes, where a stale `left` (a fork in the middle of a call)
+    /// finds zeros until the re-check sends the call to the slow path, as it
+    /// would if both lived in the page.
+    static UNREAD: Cell<*mut u8> = const { Cell::new(ptr::null_mut()) };
+
     /// What the kernel accepted for this thread's page's slab: wiped in a forked
     /// child, kept out of core dumps. A thread-local, not in the page, so that a
     /// wipe does not erase it.
@@ -210,6 +227,14 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
+/// Sets `UNREAD`, fenced on both sides as [`set_slot`].
+#[inline(always)]
+fn set_unread(unread: *mut u8) {
+    compiler_fence(Ordering::SeqCst);
+    let _ = UNREAD.try_with(|cell| cell.set(unread));
+    compiler_fence(Ordering::SeqCst);
+}
+
 /// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
 /// as it has no destructor). Fenced on both sides, as [`set_slot`].
 #[inline(always)]
@@ -231,18 +256,6 @@ fn last_k<const K: usize>(left: usize) -> Option<usize> {
     const { assert!(K >= 1 && K <= BUFFER_BYTES) };
     let x = left.wrapping_sub(K);
     (x <= BUFFER_BYTES - K).then_some(x)
-}
-
-/// The start of the buffer of the page whose header is `header`.
-///
-/// # Safety
-/// `header` is the header of a live page (not [`CLOSED`]).
-#[inline(always)]
-unsafe fn buffer(header: *const Header) -> *mut u8 {
-    let page = header.cast::<Page>().cast_mut();
-    // SAFETY: the caller's guarantee: `page` points to a live `Page`, with the
-    // provenance of its whole allocation (it was stored from the page pointer).
-    unsafe { (&raw mut (*page).state.buf).cast::<u8>() }
 }
 
 /// The hot path of `u32()` / `u64()`: the last `K` unread bytes of this thread's
@@ -274,10 +287,13 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     };
     // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
     // page, and this call holds the in-use mark (set before `left` was read), so
-    // no handler touches its buffer until the mark is cleared; `x + K <=
-    // BUFFER_BYTES` (`last_k`).
+    // no handler touches its unread bytes until the mark is cleared; the slow
+    // path set `UNREAD` (the short batch or the buffer, with the provenance
+    // of its slab's mapping) before the `left` that goes with it, so the
+    // `x + K <= left` bytes lie there (`last_k` also bounds them by
+    // `BUFFER_BYTES`).
     let out = unsafe {
-        let src = buffer(slot).add(x);
+        let src = UNREAD.with(Cell::get).add(x);
         let out = src.cast::<[u8; K]>().read();
         src.write_bytes(0, K);
         out
@@ -342,9 +358,9 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
         return false;
     }
     // SAFETY: `left >= 1`: this thread's page (as in `take`), held in use;
-    // `x..left` lies in its buffer (`left <= BUFFER_BYTES`), and `dst` is the
-    // caller's memory, which cannot overlap the page (nothing hands it out).
-    let src = unsafe { core::slice::from_raw_parts_mut(buffer(slot).add(x), left - x) };
+    // `x..left` lies where `UNREAD` points (as in `take`), and `dst` is the
+    // caller's memory, which cannot overlap the slab (nothing hands it out).
+    let src = unsafe { core::slice::from_raw_parts_mut(UNREAD.with(Cell::get).add(x), left - x) };
     crate::rngs::buffer::move_out(dst, src);
     // As at `TakeCopied`: a fork here stores a stale `left` into the child's page.
     inject!(TakeIntoMoved);
@@ -424,6 +440,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     } else {
         page
     };
+    // Set with `PAGE` (before it): this page's buffer.
+    let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
     // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
     // path until the probe is done (one load after that).
     generation::probe();
@@ -465,15 +483,23 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // re-check below.
         inject!(SlowGenerationRead);
         let mut left = header.left.load(Ordering::Relaxed);
-        // SAFETY: this thread's page, held in use by this call since before
-        // `PAGE` was read: no other reference to its state exists (reentrant
-        // calls see the mark and keep off; the fast path reaches only the
-        // buffer, and only under the mark).
-        let state = unsafe { &mut (*page).state };
-        let result = state.serve(&mut left, dst, force, check_pid, stale, first_use);
+        // SAFETY: this thread's page and buffer, held in use by this call
+        // since before `PAGE` was read: no other reference to its state or
+        // buffer exists (reentrant calls see the mark and keep off; the fast
+        // path reaches only the unread bytes, and only under the mark).
+        let (state, buf) = unsafe { (&mut (*page).state, &mut *buffer) };
+        let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
         }
+        let unread = if state.unread_in_short() {
+            // SAFETY: a place in this thread's page (no access: its address,
+            // with the provenance of the slab's mapping).
+            unsafe { (&raw mut (*page).state.short).cast::<u8>() }
+        } else {
+            buffer.cast::<u8>()
+        };
+        set_unread(unread);
         // As at `TakeCopied`: a fork here stores this call's `left` into the
         // child's page; the child finds `live` zeroed below and starts over.
         inject!(SlowServed);
@@ -495,7 +521,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // the state holds may be another process's: forget it and serve
         // afresh, with a seeding that mixes everything in (an unseeded state
         // that is not a first use).
-        state.forget(&mut left);
+        state.forget(buf, &mut left);
         header.left.store(0, Ordering::Relaxed);
         first_use = false;
     };
@@ -523,7 +549,7 @@ fn create_page() -> Option<*mut Page> {
         set_page(destroyed());
         return None;
     }
-    let Some((page, advice)) = super::pages::take(page_len()) else {
+    let Some(((page, buffer), advice)) = super::pages::take(stride()) else {
         set_page(ptr::null_mut());
         return None;
     };
@@ -532,22 +558,19 @@ fn create_page() -> Option<*mut Page> {
     // OS (the caller holds the mark), so no second page is taken.
     inject!(PageMapped);
     let _ = ADVICE.try_with(|cell| cell.set(advice));
+    let _ = BUFFER.try_with(|cell| cell.set(buffer.cast()));
     set_page(page);
     // Published in `PAGE`, not yet seeded: a handler is still served by the OS.
     inject!(PagePublished);
     Some(page)
 }
 
-/// A page's length: a slot of a slab, whole pages on unix (no two threads'
-/// states share a page).
-fn page_len() -> usize {
-    #[cfg(unix)]
-    {
-        size_of::<Page>().next_multiple_of(super::pages::page_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        size_of::<Page>()
+/// A slot's two pieces: the page (several to a 4 KiB page) and the buffer.
+fn stride() -> Stride {
+    const { assert!(size_of::<Page>().is_multiple_of(64) && size_of::<Buffer>().is_multiple_of(64)) };
+    Stride {
+        state: size_of::<Page>(),
+        buffer: size_of::<Buffer>(),
     }
 }
 
@@ -572,16 +595,17 @@ impl Drop for Owner {
             // SAFETY: this thread's page. No call can reach it any more: the
             // mark is set for good (above, fenced: the compiler cannot sink that
             // store below these writes), and `PAGE` says "destroyed"; a handler
-            // that ran before the mark finished its call.
+            // that ran before the mark finished its call. `BUFFER` was set
+            // with `PAGE`.
             unsafe {
-                (*page).state.wipe();
+                (*page).state.wipe(&mut *BUFFER.with(Cell::get));
                 (*page).header.left.store(0, Ordering::Relaxed);
                 (*page).header.live.store(0, Ordering::Relaxed);
                 (*page).header.record(Generation { vm: 0, explicit: 0 });
             }
             // Wiped, not yet released: a handler is served by the OS.
             inject!(DropWiped);
-            super::pages::give(page.cast(), page_len());
+            super::pages::give(page.cast(), stride());
         }
     }
 }
@@ -605,7 +629,7 @@ fn close_in_child() {
     // that call reseeds (the epoch moved before this hook); its buffer is then
     // discarded below.
     inject!(ChildHookRead);
-    super::pages::zero_unwiped(page_len(), page.cast());
+    super::pages::zero_unwiped(stride(), page.cast());
     if !is_page(page) {
         return;
     }
@@ -624,11 +648,13 @@ fn close_in_child() {
     // reference behind): no reference to its state is live, and the mark keeps
     // reentrant calls off. A wiped page has nothing but what such a handler
     // buffered (its key is the child's own): not faulted in again by a wipe.
+    // `BUFFER` was set with `PAGE`.
     unsafe {
+        let buffer = &mut *BUFFER.with(Cell::get);
         if wiped {
-            (*page).state.discard(&mut left);
+            (*page).state.discard(buffer, &mut left);
         } else {
-            (*page).state.wipe();
+            (*page).state.wipe(buffer);
         }
     }
     set_slot(slot);
@@ -637,8 +663,9 @@ fn close_in_child() {
 /// What the inspection hook reports about this thread's state.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) struct Inspected {
-    /// Address and length of the page.
+    /// Address and length of the page, and of the buffer.
     pub(crate) page: (usize, usize),
+    pub(crate) buffer: (usize, usize),
     /// Wiped in a forked child; kept out of core dumps.
     pub(crate) advice: (bool, bool),
     /// Addresses and lengths of the key material and of the unread output.
@@ -654,30 +681,27 @@ pub(crate) fn inspect() -> Option<Inspected> {
     if !is_page(page) {
         return None;
     }
-    // SAFETY: this thread's live page, not in use (no call of this module is in
-    // progress on this thread); read only.
-    let (ranges, state) = unsafe {
+    let buffer = BUFFER.try_with(Cell::get).ok()?;
+    // SAFETY: this thread's live page and buffer, not in use (no call of this
+    // module is in progress on this thread); read only.
+    let [key, unread] = unsafe {
         let left = (*page).header.left.load(Ordering::Relaxed);
-        (
-            (*page).state.secret_ranges(left),
-            (&raw const (*page).state).addr(),
-        )
+        (*page).state.secret_ranges(&*buffer, left)
     };
-    let [key, unread] = ranges;
     Some(Inspected {
-        page: (page.addr(), page_len()),
+        page: (page.addr(), stride().state),
+        buffer: (buffer.addr(), stride().buffer),
         advice: ADVICE.try_with(Cell::get).unwrap_or_default(),
-        secrets: [
-            (state + key.start, key.len()),
-            (state + unread.start, unread.len()),
-        ],
+        secrets: [(key.start, key.len()), (unread.start, unread.len())],
     })
 }
 
-/// Every slot of every slab, whether it is free, and the length of a slot.
+/// Every slot of every slab (its page's and buffer's addresses), whether it
+/// is free, and the lengths of a page and of a buffer.
 #[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect_slots() -> (std::vec::Vec<(usize, bool)>, usize) {
-    (super::pages::audit(page_len()), page_len())
+pub(crate) fn inspect_slots() -> (std::vec::Vec<((usize, usize), bool)>, (usize, usize)) {
+    let stride = stride();
+    (super::pages::audit(stride), (stride.state, stride.buffer))
 }
 
 /// Whether this thread's fast path is open: `SLOT` is a page's header, not in
