@@ -788,7 +788,8 @@ mod scenario {
         (values.len() - sorted.len(), zeros)
     }
 
-    /// Pages mapped but not in the spare list, and pages holding a nonzero byte.
+    /// Slots mapped but not in the spare list, and slots holding a nonzero
+    /// byte (in their page or their buffer).
     fn audit() -> (usize, usize) {
         let audit = __inspect::page_audit();
         let leaked = audit
@@ -799,10 +800,16 @@ mod scenario {
         let unwiped = audit
             .mapped
             .iter()
-            .filter(|&&page| {
-                // SAFETY: a mapping of the crate's (registered, not unmapped),
-                // read while no thread of this process uses it.
-                (0..audit.len).any(|i| unsafe { ((page + i) as *const u8).read_volatile() } != 0)
+            .zip(&audit.buffers)
+            .filter(|&(&page, &buffer)| {
+                [(page, audit.len), (buffer, audit.buffer_len)]
+                    .iter()
+                    .any(|&(at, len)| {
+                        // SAFETY: a mapping of the crate's (registered, not
+                        // unmapped), read while no thread of this process uses
+                        // it.
+                        (0..len).any(|i| unsafe { ((at + i) as *const u8).read_volatile() } != 0)
+                    })
             })
             .count();
         (leaked, unwiped)
