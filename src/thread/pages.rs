@@ -80,7 +80,7 @@ fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
 }
 
 /// A new zero-filled read-write mapping of `len` bytes (no `MAP_POPULATE`: a
-/// slot's pages are faulted in by the thread that takes it).
+/// page is faulted in by the first thread that uses it).
 #[cfg(unix)]
 fn map(len: usize) -> Option<*mut u8> {
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
