@@ -716,6 +716,13 @@ pub(crate) fn inspect_gate_open() -> bool {
 mod tests {
     use super::*;
 
+    /// At least eight states to a 4 KiB page: a new thread's first use then
+    /// usually finds its page faulted in by a neighbour's.
+    #[test]
+    fn eight_states_share_a_page() {
+        assert!(size_of::<Page>() <= 512, "{} bytes", size_of::<Page>());
+    }
+
     #[test]
     fn closed_gate_never_takes_the_fast_path() {
         assert_eq!(CLOSED.left.load(Ordering::Relaxed), 0);
