@@ -241,7 +241,7 @@ pub fn protection() -> Option<&'static str> {
 /// Whether this process has registered its `pthread_atfork` handler (the fork
 /// protection's second layer: at the first use where the wipe is not
 /// believed, at the first buffer refill where it is).
-#[cfg(feature = "thread_rng")]
+#[cfg(all(feature = "thread_rng", unix))]
 #[must_use]
 pub fn fork_handler_registered() -> bool {
     crate::thread::fork::handler_registered()
