@@ -195,6 +195,13 @@ pub(crate) fn give(state: *mut u8, stride: Stride) {
     });
 }
 
+/// The buffer of the slot whose state is at `state` (null if none is).
+pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
+    slots(stride)
+        .find(|&(_, _, (at, _))| at == state)
+        .map_or(ptr::null_mut(), |(_, _, (_, buffer))| buffer)
+}
+
 /// Every slot of every slab made: (its slab, its index, its state and buffer).
 fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
     SLABS

@@ -440,8 +440,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     } else {
         page
     };
-    // Set with `PAGE` (before it): this page's buffer.
+    // Set with `PAGE` (before it): this page's buffer. Null only if it cannot
+    // be read (seen on Windows in the middle of thread-local destruction):
+    // then the OS serves.
     let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
+    if buffer.is_null() {
+        set_slot(slot);
+        return crate::os::fill(dst);
+    }
     // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
     // path until the probe is done (one load after that).
     generation::probe();
@@ -595,10 +601,12 @@ impl Drop for Owner {
             // SAFETY: this thread's page. No call can reach it any more: the
             // mark is set for good (above, fenced: the compiler cannot sink that
             // store below these writes), and `PAGE` says "destroyed"; a handler
-            // that ran before the mark finished its call. `BUFFER` was set
-            // with `PAGE`.
+            // that ran before the mark finished its call. Its buffer is found
+            // from the slab, not `BUFFER`: on Windows that thread-local may
+            // read null by now, in the middle of thread-local destruction.
             unsafe {
-                (*page).state.wipe(&mut *BUFFER.with(Cell::get));
+                let buffer = super::pages::buffer_of(page.cast(), stride());
+                (*page).state.wipe(&mut *buffer.cast::<Buffer>());
                 (*page).header.left.store(0, Ordering::Relaxed);
                 (*page).header.live.store(0, Ordering::Relaxed);
                 (*page).header.record(Generation { vm: 0, explicit: 0 });
