@@ -13,7 +13,15 @@ pub(crate) fn fill(dst: &mut [u8]) -> Result<(), OsError> {
         target_os = "linux",
         feature = "thread_rng",
         not(miri),
-        not(getrandom_backend)
+        not(any(
+            getrandom_backend = "custom",
+            getrandom_backend = "extern_impl",
+            getrandom_backend = "linux_getrandom",
+            getrandom_backend = "linux_raw",
+            getrandom_backend = "rdrand",
+            getrandom_backend = "rndr",
+            getrandom_backend = "unsupported"
+        ))
     ))]
     if linux_getrandom(dst) {
         return Ok(());
@@ -28,12 +36,22 @@ pub(crate) fn fill(dst: &mut [u8]) -> Result<(), OsError> {
 /// `EPERM` from a seccomp filter, anything else) false, and the caller asks
 /// `getrandom`, which falls back to `/dev/urandom` where it would, or reports
 /// the error with its code. A raw system call rather than libc's wrapper,
-/// which glibc before 2.25 lacks.
+/// which glibc before 2.25 lacks. Not where a `getrandom_backend` cfg picks
+/// getrandom's backend (getrandom 0.4's Linux values: the user's choice, and
+/// the custom backend that `tests/os_failure.rs` fails on demand).
 #[cfg(all(
     target_os = "linux",
     feature = "thread_rng",
     not(miri),
-    not(getrandom_backend)
+    not(any(
+        getrandom_backend = "custom",
+        getrandom_backend = "extern_impl",
+        getrandom_backend = "linux_getrandom",
+        getrandom_backend = "linux_raw",
+        getrandom_backend = "rdrand",
+        getrandom_backend = "rndr",
+        getrandom_backend = "unsupported"
+    ))
 ))]
 fn linux_getrandom(dst: &mut [u8]) -> bool {
     let mut rest = dst;
