@@ -68,6 +68,12 @@ pub(crate) struct Short(pub(crate) [u8; SHORT_BYTES]);
 /// header, its generator, its short batch) then usually faults in nothing.
 #[repr(C)]
 pub(crate) struct State {
+    /// Output not yet served is `short[..left]` or the buffer's `[..left]`
+    /// (`left` is kept by the storage), served from its end (the thread's
+    /// stream has no order to keep); every other byte of both is zero (wiped
+    /// as it was served). First: the storage finds the unread bytes right
+    /// after a header, and puts the state right after the page's.
+    pub(crate) short: Short,
     /// [`SEEDED`] while the generator holds a seed; 0 before the first seeding,
     /// in a page a fork wiped, and after a fork was seen in the middle of a call.
     seeded: usize,
@@ -79,14 +85,10 @@ pub(crate) struct State {
     generator: Generator,
     /// Whether the unread output is in `short` (else in the [`Buffer`]).
     in_short: bool,
-    /// Whether the [`Buffer`] was ever written (else it is all zeros, and a
-    /// wipe need not touch it).
+    /// Whether the [`Buffer`] was ever written since the slot was taken (else
+    /// it is all zeros, and neither it nor the page it lies in need be
+    /// touched); cleared only by [`release`](Self::release).
     buffer_used: bool,
-    /// Output not yet served is `short[..left]` or the buffer's `[..left]`
-    /// (`left` is kept by the storage), served from its end (the thread's
-    /// stream has no order to keep); every other byte of both is zero (wiped
-    /// as it was served).
-    pub(crate) short: Short,
 }
 
 impl State {
@@ -94,6 +96,7 @@ impl State {
     #[cfg(test)]
     pub(crate) const fn new() -> Self {
         Self {
+            short: Short([0; SHORT_BYTES]),
             seeded: 0,
             budget: 0,
             epoch: 0,
@@ -101,7 +104,6 @@ impl State {
             generator: Generator::new(),
             in_short: false,
             buffer_used: false,
-            short: Short([0; SHORT_BYTES]),
         }
     }
 
@@ -109,6 +111,12 @@ impl State {
     /// buffer).
     pub(crate) fn unread_in_short(&self) -> bool {
         self.in_short
+    }
+
+    /// Whether the buffer was ever written since the slot was taken (else it,
+    /// and the page it lies in, need not be touched).
+    pub(crate) fn buffer_used(&self) -> bool {
+        self.buffer_used
     }
 
     /// Where the unread output is: the short batch or `buffer`.
@@ -239,7 +247,14 @@ impl State {
             buffer.0.as_mut_slice().zeroize();
         }
         self.in_short = false;
-        self.buffer_used = false;
+    }
+
+    /// Zeroes everything, as [`wipe`](Self::wipe), when the thread gives its
+    /// slot back; whether the buffer had been used (the storage then zeroes
+    /// the header beside it too).
+    pub(crate) fn release(&mut self, buffer: &mut Buffer) -> bool {
+        self.wipe(buffer);
+        core::mem::take(&mut self.buffer_used)
     }
 
     /// Zeroes everything: unseeded again, as a fresh state.

@@ -2,16 +2,18 @@
 //! of the thread-local generator's `unsafe` code that is not an OS call.
 //!
 //! # Where the state lives
-//! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart: the
-//! two pieces of a slot of a slab (`pages.rs`: on unix an anonymous mapping,
-//! so that the kernel can be told what a forked child sees there, `fork.rs`;
-//! several threads' pages share a 4 KiB page there). The page starts with a
-//! [`Header`]: the count of unread bytes `left` and the `live` mark, which a
-//! wipe-on-fork zeroes. Five `const`-initialised thread-locals: [`SLOT`], the
-//! fast path's gate and the in-use flag; [`PAGE`] and [`BUFFER`], the raw
-//! pointers to the two pieces (derived from their slab's mapping);
-//! [`UNREAD`], which of the two holds the unread bytes; and [`OWNER`], whose
-//! destructor gives the slot back when the thread exits.
+//! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart in a
+//! [`BufferPage`]: the two pieces of a slot of a slab (`pages.rs`: on unix an
+//! anonymous mapping, so that the kernel can be told what a forked child sees
+//! there, `fork.rs`; eight threads' pages share a 4 KiB page there). Each piece
+//! starts with a [`Header`]: the count of unread bytes `left` that follow it
+//! (the state's short first batch, or the buffer) and the `live` mark, which a
+//! wipe-on-fork zeroes; the fast path's gate is the header of the piece that
+//! holds the unread bytes, and finds them right after it. Four
+//! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
+//! in-use flag; [`PAGE`] and [`BUFFER`], the raw pointers to the two pieces
+//! (derived from their slab's mapping); and [`OWNER`], whose destructor gives
+//! the slot back when the thread exits.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -91,10 +93,12 @@ use crate::error::OsError;
 /// wiped page reads 0).
 const LIVE: usize = 0x11FE_11FE;
 
-/// The part of a page the hot path reads: also the whole of the static [`CLOSED`]
-/// gate. Atomics (always accessed `Relaxed`, plain loads and stores) because a
-/// signal handler on this thread may read them between any two instructions.
-#[repr(C)]
+/// The part of a piece the hot path reads, the unread bytes right after it
+/// (one cache line: the same offset in both pieces); also the whole of the
+/// static [`CLOSED`] gate. Atomics (always accessed `Relaxed`, plain loads and
+/// stores) because a signal handler on this thread may read them between any
+/// two instructions.
+#[repr(C, align(64))]
 struct Header {
     /// Unread bytes at the start of the state's buffer (at most
     /// [`BUFFER_BYTES`]); 0 in [`CLOSED`], in a fresh page and in a page a fork
@@ -137,13 +141,25 @@ impl Header {
     }
 }
 
-/// A thread's page: the header, then the state. `repr(C)`: a pointer to the page
-/// is a pointer to its header.
+/// A thread's page: the header, then the state, whose short first batch comes
+/// first. `repr(C)`: a pointer to the page is a pointer to its header.
 #[repr(C)]
 struct Page {
     header: Header,
     state: State,
 }
+
+/// A thread's buffer, after its own header.
+#[repr(C)]
+struct BufferPage {
+    header: Header,
+    buffer: Buffer,
+}
+
+const _: () = assert!(
+    core::mem::offset_of!(Page, state) + core::mem::offset_of!(State, short) == size_of::<Header>()
+        && core::mem::offset_of!(BufferPage, buffer) == size_of::<Header>()
+);
 
 /// The gate of a thread whose fast path is closed: no state yet, a state whose
 /// every call must take the slow path ([`fork::Protection::PidCheck`]), or a destroyed
@@ -171,16 +187,7 @@ thread_local! {
     /// This thread's buffer, set with [`PAGE`] (before it) and read only
     /// where `PAGE` is a page. A thread-local, not in the page, so that a wipe
     /// does not erase it.
-    static BUFFER: Cell<*mut Buffer> = const { Cell::new(ptr::null_mut()) };
-
-    /// Where this thread's unread bytes are: the short batch in its page or
-    /// its [`BUFFER`] (null before the first seeding). Set by the slow path
-    /// under the mark before the `left` that goes with it, read by every call
-    /// under the mark. Not in the page: a wipe leaves it pointing at the
-    /// wiped bytes, where a stale `left` (a fork in the middle of a call)
-    /// finds zeros until the re-check sends the call to the slow path, as it
-    /// would if both lived in the page.
-    static UNREAD: Cell<*mut u8> = const { Cell::new(ptr::null_mut()) };
+    static BUFFER: Cell<*mut BufferPage> = const { Cell::new(ptr::null_mut()) };
 
     /// What the kernel accepted for this thread's page's slab: wiped in a forked
     /// child, kept out of core dumps. A thread-local, not in the page, so that a
@@ -227,12 +234,16 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
-/// Sets `UNREAD`, fenced on both sides as [`set_slot`].
+/// The unread bytes of the piece whose header is `header`: right after it.
+///
+/// # Safety
+/// `header` is the header of a live piece (not [`CLOSED`]), with the
+/// provenance of its slab's mapping (it was stored from a piece pointer).
 #[inline(always)]
-fn set_unread(unread: *mut u8) {
-    compiler_fence(Ordering::SeqCst);
-    let _ = UNREAD.try_with(|cell| cell.set(unread));
-    compiler_fence(Ordering::SeqCst);
+unsafe fn unread(header: *const Header) -> *mut u8 {
+    // SAFETY: the caller's guarantee; the bytes after a piece's header are in
+    // the piece (`Page` and `BufferPage` put them at this offset).
+    unsafe { header.cast::<u8>().cast_mut().add(size_of::<Header>()) }
 }
 
 /// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
@@ -288,12 +299,11 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
     // page, and this call holds the in-use mark (set before `left` was read), so
     // no handler touches its unread bytes until the mark is cleared; the slow
-    // path set `UNREAD` (the short batch or the buffer, with the provenance
-    // of its slab's mapping) before the `left` that goes with it, so the
-    // `x + K <= left` bytes lie there (`last_k` also bounds them by
-    // `BUFFER_BYTES`).
+    // path opens the gate on the piece whose `left` counts the bytes after its
+    // header, so `x + K <= left` bytes lie there (`last_k` also bounds them by
+    // `BUFFER_BYTES`; a page's count is at most its short batch's).
     let out = unsafe {
-        let src = UNREAD.with(Cell::get).add(x);
+        let src = unread(slot).add(x);
         let out = src.cast::<[u8; K]>().read();
         src.write_bytes(0, K);
         out
@@ -357,10 +367,10 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
         set_slot(slot);
         return false;
     }
-    // SAFETY: `left >= 1`: this thread's page (as in `take`), held in use;
-    // `x..left` lies where `UNREAD` points (as in `take`), and `dst` is the
+    // SAFETY: `left >= 1`: this thread's piece (as in `take`), held in use;
+    // `x..left` lies after its header (as in `take`), and `dst` is the
     // caller's memory, which cannot overlap the slab (nothing hands it out).
-    let src = unsafe { core::slice::from_raw_parts_mut(UNREAD.with(Cell::get).add(x), left - x) };
+    let src = unsafe { core::slice::from_raw_parts_mut(unread(slot).add(x), left - x) };
     crate::rngs::buffer::move_out(dst, src);
     // As at `TakeCopied`: a fork here stores a stale `left` into the child's page.
     inject!(TakeIntoMoved);
@@ -465,12 +475,15 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // compares the process id; with the epoch alone, once per buffer refill.
     let check_pid = protection.checks_pid() || !fast;
     let mut trusted;
-    let result = loop {
-        // SAFETY: `page` is this thread's page, read from `PAGE` (or created)
-        // under the mark; it lives until `Owner` is dropped, which cannot happen
-        // inside this call. Only its atomics are read through this shared
-        // reference, and no `&mut` covers the header.
-        let header = unsafe { &(*page).header };
+    let (result, gate) = loop {
+        // SAFETY: `page` and `buffer` are this thread's pieces, read from
+        // `PAGE` and `BUFFER` (or created) under the mark; they live until
+        // `Owner` is dropped, which cannot happen inside this call. Only their
+        // headers' atomics are read through these shared references, and no
+        // `&mut` covers a header. The buffer's header is touched only once
+        // the buffer is (a thread that draws once faults in no page of its
+        // own).
+        let (header, buffer_header) = unsafe { (&(*page).header, &(*buffer).header) };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         // The generation now, and whether the state was seeded under it (a
@@ -488,39 +501,65 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // A handler here that calls `reseed_all_threads()` is caught by the
         // re-check below.
         inject!(SlowGenerationRead);
-        let mut left = header.left.load(Ordering::Relaxed);
         // SAFETY: this thread's page and buffer, held in use by this call
         // since before `PAGE` was read: no other reference to its state or
         // buffer exists (reentrant calls see the mark and keep off; the fast
         // path reaches only the unread bytes, and only under the mark).
-        let (state, buf) = unsafe { (&mut (*page).state, &mut *buffer) };
+        let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
+        // The count is the header's of the piece the unread bytes are in; the
+        // other one's is 0 (or, for a buffer never written, never was set).
+        let was_used = state.buffer_used();
+        let mut left = if state.unread_in_short() {
+            header.left.load(Ordering::Relaxed)
+        } else if was_used {
+            buffer_header.left.load(Ordering::Relaxed)
+        } else {
+            0
+        };
         let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
         }
-        let unread = if state.unread_in_short() {
-            // SAFETY: a place in this thread's page (no access: its address,
-            // with the provenance of the slab's mapping).
-            unsafe { (&raw mut (*page).state.short).cast::<u8>() }
-        } else {
-            buffer.cast::<u8>()
-        };
-        set_unread(unread);
+        // The buffer holds the unread bytes (else the page does, or none is
+        // left in a buffer never written).
+        let in_buffer = !state.unread_in_short() && state.buffer_used();
         // As at `TakeCopied`: a fork here stores this call's `left` into the
         // child's page; the child finds `live` zeroed below and starts over.
         inject!(SlowServed);
-        header.left.store(left, Ordering::Relaxed);
+        if in_buffer {
+            buffer_header.live.store(LIVE, Ordering::Relaxed);
+            buffer_header.record(now);
+            header.left.store(0, Ordering::Relaxed);
+            buffer_header.left.store(left, Ordering::Relaxed);
+        } else {
+            if was_used {
+                buffer_header.left.store(0, Ordering::Relaxed);
+            }
+            header.left.store(left, Ordering::Relaxed);
+        }
         compiler_fence(Ordering::SeqCst);
         // Seeded (or refilled), not yet published to the fast path: a handler
         // here is served by the OS; a fork leaves a child that finds `live`
-        // zeroed below and starts over.
+        // zeroed below and starts over (a wipe zeroes both pieces, as the
+        // `pthread_atfork` hook does).
         inject!(SlowBeforeLive);
-        let live = header.live.load(Ordering::Relaxed) == LIVE && generation::current() == now;
+        let live = header.live.load(Ordering::Relaxed) == LIVE
+            && (!in_buffer || buffer_header.live.load(Ordering::Relaxed) == LIVE)
+            && generation::current() == now;
         // A fork here (after the re-check) duplicates a call that has finished
         // with the state; the child's next call finds `left == 0`.
         inject!(SlowAfterLive);
         if live {
-            break result;
+            // The gate for the calls that follow: the piece that holds the
+            // unread bytes (a raw pointer from the slab, which reaches them).
+            let holder = if in_buffer {
+                buffer.cast_const().cast::<Header>()
+            } else if state.unread_in_short() {
+                page.cast_const().cast::<Header>()
+            } else {
+                &raw const CLOSED
+            };
+            break (result, holder);
         }
         // Forked during this call (a signal handler): this is the child. Or
         // the generation moved (a VM restore, `reseed_all_threads()`). What
@@ -529,11 +568,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // that is not a first use).
         state.forget(buf, &mut left);
         header.left.store(0, Ordering::Relaxed);
+        if was_used || in_buffer {
+            buffer_header.left.store(0, Ordering::Relaxed);
+        }
         first_use = false;
     };
     // Open or close the gate for the calls that follow; clears the mark.
     let gate = if fast && trusted && result.is_ok() {
-        page.cast_const().cast::<Header>()
+        gate
     } else {
         &raw const CLOSED
     };
@@ -573,10 +615,12 @@ fn create_page() -> Option<*mut Page> {
 
 /// A slot's two pieces: the page (several to a 4 KiB page) and the buffer.
 fn stride() -> Stride {
-    const { assert!(size_of::<Page>().is_multiple_of(64) && size_of::<Buffer>().is_multiple_of(64)) };
+    const {
+        assert!(size_of::<Page>().is_multiple_of(64) && size_of::<BufferPage>().is_multiple_of(64));
+    };
     Stride {
         state: size_of::<Page>(),
-        buffer: size_of::<Buffer>(),
+        buffer: size_of::<BufferPage>(),
     }
 }
 
@@ -605,11 +649,15 @@ impl Drop for Owner {
             // from the slab, not `BUFFER`: on Windows that thread-local may
             // read null by now, in the middle of thread-local destruction.
             unsafe {
-                let buffer = super::pages::buffer_of(page.cast(), stride());
-                (*page).state.wipe(&mut *buffer.cast::<Buffer>());
-                (*page).header.left.store(0, Ordering::Relaxed);
-                (*page).header.live.store(0, Ordering::Relaxed);
-                (*page).header.record(Generation { vm: 0, explicit: 0 });
+                let buffer = super::pages::buffer_of(page.cast(), stride()).cast::<BufferPage>();
+                let used = (*page).state.release(&mut (*buffer).buffer);
+                let headers = [&(*page).header, &(*buffer).header];
+                // A buffer never written is not touched (faulted in) now.
+                for header in &headers[..1 + usize::from(used)] {
+                    header.left.store(0, Ordering::Relaxed);
+                    header.live.store(0, Ordering::Relaxed);
+                    header.record(Generation { vm: 0, explicit: 0 });
+                }
             }
             // Wiped, not yet released: a handler is served by the OS.
             inject!(DropWiped);
@@ -638,14 +686,24 @@ fn close_in_child() {
     // discarded below.
     inject!(ChildHookRead);
     super::pages::zero_unwiped(stride(), page.cast());
-    if !is_page(page) {
+    let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
+    if !is_page(page) || buffer.is_null() {
         return;
     }
-    // SAFETY: this thread's page (the child's only thread, whose `Owner` has not
-    // run: `PAGE` would say "destroyed"); atomics only through this reference.
-    let header = unsafe { &(*page).header };
-    let mut left = header.left.swap(0, Ordering::Relaxed);
-    header.live.store(0, Ordering::Relaxed);
+    // SAFETY: this thread's pieces (the child's only thread, whose `Owner` has
+    // not run: `PAGE` would say "destroyed"; `BUFFER` was set with it); atomics
+    // only through these references. One count is 0 (the other piece's).
+    let mut left = unsafe {
+        let headers = [&(*page).header, &(*buffer).header];
+        headers
+            .iter()
+            .for_each(|h| h.live.store(0, Ordering::Relaxed));
+        headers
+            .iter()
+            .map(|h| h.left.swap(0, Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+    };
     if in_use(slot) {
         return;
     }
@@ -656,9 +714,8 @@ fn close_in_child() {
     // reference behind): no reference to its state is live, and the mark keeps
     // reentrant calls off. A wiped page has nothing but what such a handler
     // buffered (its key is the child's own): not faulted in again by a wipe.
-    // `BUFFER` was set with `PAGE`.
     unsafe {
-        let buffer = &mut *BUFFER.with(Cell::get);
+        let buffer = &mut (*buffer).buffer;
         if wiped {
             (*page).state.discard(buffer, &mut left);
         } else {
@@ -693,8 +750,15 @@ pub(crate) fn inspect() -> Option<Inspected> {
     // SAFETY: this thread's live page and buffer, not in use (no call of this
     // module is in progress on this thread); read only.
     let [key, unread] = unsafe {
-        let left = (*page).header.left.load(Ordering::Relaxed);
-        (*page).state.secret_ranges(&*buffer, left)
+        let state = &(*page).state;
+        let left = if state.unread_in_short() {
+            (*page).header.left.load(Ordering::Relaxed)
+        } else if state.buffer_used() {
+            (*buffer).header.left.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        state.secret_ranges(&(*buffer).buffer, left)
     };
     Some(Inspected {
         page: (page.addr(), stride().state),
