@@ -725,6 +725,14 @@ mod scenario {
     /// unread output, lets the worker's late calls run, then draws.
     fn second() -> Vec<u64> {
         VALUES.push(ratchet_rng::u64());
+        // Past the first short batch: the unread bytes are in the buffer, as
+        // the worker's were when its gate was last opened (a gate reopened
+        // over the worker's slot must find them).
+        let mut past_short = [0u8; 512];
+        ratchet_rng::fill(&mut past_short);
+        past_short
+            .chunks_exact(8)
+            .for_each(|c| VALUES.push(u64::from_le_bytes(c.try_into().unwrap())));
         let pages = __inspect::thread_state_pages().expect("state");
         let (address, len) = pages.unread;
         // SAFETY: this thread's unread output, read between calls on it.
