@@ -12,11 +12,15 @@
 #[cfg(feature = "thread_rng")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadStatePages {
-    /// The address of the state's slot (inside its slab's mapping on unix,
-    /// which `/proc/self/smaps` lists on Linux).
+    /// The address of the state's page: its slot's first piece, a few hundred
+    /// bytes that may share a 4 KiB page with other threads' (inside its
+    /// slab's mapping on unix, which `/proc/self/smaps` lists on Linux).
     pub address: usize,
-    /// Its length in bytes (the slot's).
+    /// Its length in bytes.
     pub len: usize,
+    /// Address and length of the state's output buffer, the slot's second
+    /// piece (in the same mapping).
+    pub buffer: (usize, usize),
     /// The pages are given zero-filled to a forked child (the wipe advice was
     /// accepted, and an unknown advice refused).
     pub wipe_on_fork: bool,
@@ -38,6 +42,7 @@ pub fn thread_state_pages() -> Option<ThreadStatePages> {
     Some(ThreadStatePages {
         address: seen.page.0,
         len: seen.page.1,
+        buffer: seen.buffer,
         wipe_on_fork: seen.advice.0,
         dont_dump: seen.advice.1,
         key: seen.secrets[0],
@@ -183,26 +188,33 @@ pub(crate) fn inject(point: Point) {
 #[cfg(all(feature = "thread_rng", unix))]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageAudit {
-    /// Addresses of every slot of every slab (slabs are never unmapped).
+    /// Addresses of every slot's page of every slab (slabs are never
+    /// unmapped).
     pub mapped: std::vec::Vec<usize>,
-    /// Addresses of the free slots.
+    /// Addresses of every slot's buffer, in the order of `mapped`.
+    pub buffers: std::vec::Vec<usize>,
+    /// Addresses of the free slots' pages.
     pub spare: std::vec::Vec<usize>,
-    /// The length of each slot.
+    /// The length of each slot's page.
     pub len: usize,
+    /// The length of each slot's buffer.
+    pub buffer_len: usize,
 }
 
 /// See [`PageAudit`].
 #[cfg(all(feature = "thread_rng", unix))]
 pub fn page_audit() -> PageAudit {
-    let (slots, len) = crate::thread::storage::inspect_slots();
+    let (slots, (len, buffer_len)) = crate::thread::storage::inspect_slots();
     PageAudit {
-        mapped: slots.iter().map(|&(page, _)| page).collect(),
+        mapped: slots.iter().map(|&((page, _), _)| page).collect(),
+        buffers: slots.iter().map(|&((_, buffer), _)| buffer).collect(),
         spare: slots
             .iter()
             .filter(|&&(_, free)| free)
-            .map(|&(page, _)| page)
+            .map(|&((page, _), _)| page)
             .collect(),
         len,
+        buffer_len,
     }
 }
 
@@ -229,7 +241,7 @@ pub fn protection() -> Option<&'static str> {
 /// Whether this process has registered its `pthread_atfork` handler (the fork
 /// protection's second layer: at the first use where the wipe is not
 /// believed, at the first buffer refill where it is).
-#[cfg(feature = "thread_rng")]
+#[cfg(all(feature = "thread_rng", unix))]
 #[must_use]
 pub fn fork_handler_registered() -> bool {
     crate::thread::fork::handler_registered()

@@ -30,6 +30,7 @@ mod stand_in {
     pub struct ThreadStatePages {
         pub address: usize,
         pub len: usize,
+        pub buffer: (usize, usize),
         pub wipe_on_fork: bool,
         pub dont_dump: bool,
     }
@@ -90,21 +91,31 @@ fn smaps() -> Vec<Mapping> {
     mappings
 }
 
-/// The mapping that holds all of `pages` (the kernel may have merged it with a
-/// neighbour that has the same flags, e.g. another thread's state).
+/// The state's two pieces: its page (a few hundred bytes, which may share a
+/// 4 KiB page with other threads') and its output buffer, as (address, length).
+fn pieces(pages: &ThreadStatePages) -> [(usize, usize); 2] {
+    [(pages.address, pages.len), pages.buffer]
+}
+
+/// The mapping that holds all of `pages`, both pieces (the kernel may have
+/// merged it with a neighbour that has the same flags, e.g. another slab).
 fn mapping_of(pages: &ThreadStatePages) -> Option<Mapping> {
-    smaps()
-        .into_iter()
-        .find(|m| m.start <= pages.address && pages.address + pages.len <= m.end)
+    smaps().into_iter().find(|m| {
+        pieces(pages)
+            .iter()
+            .all(|&(at, len)| m.start <= at && at + len <= m.end)
+    })
 }
 
 /// Checks this thread's state; returns its pages.
 fn check_this_thread() -> ThreadStatePages {
     let _ = ratchet_rng::u64();
     let pages = thread_state_pages().expect("the thread-local generator exists");
-    let page = 4096; // every Linux page size is a multiple of this
-    assert!(pages.address.is_multiple_of(page), "{pages:?}");
-    assert!(pages.len > 0 && pages.len.is_multiple_of(page), "{pages:?}");
+    // Both pieces cache-line aligned, whole lines.
+    for (at, len) in pieces(&pages) {
+        assert!(at.is_multiple_of(64), "{pages:?}");
+        assert!(len > 0 && len.is_multiple_of(64), "{pages:?}");
+    }
     // The kernel (or the emulator) accepted MADV_DONTDUMP: the crate records the
     // return value of the system call.
     assert!(pages.dont_dump, "madvise(MADV_DONTDUMP) failed: {pages:?}");
@@ -178,10 +189,12 @@ fn reported_wipe_matches_what_a_child_sees() {
     assert!(pid >= 0);
     if pid == 0 {
         let mut any = 0u8;
-        for i in 0..pages.len {
-            // SAFETY: in the child the state's mapping still exists (wiped or
-            // copied): `address..address + len` is readable.
-            any |= unsafe { (pages.address as *const u8).add(i).read_volatile() };
+        for (at, len) in pieces(&pages) {
+            for i in 0..len {
+                // SAFETY: in the child the state's mapping still exists (wiped
+                // or copied): each piece `at..at + len` is readable.
+                any |= unsafe { (at as *const u8).add(i).read_volatile() };
+            }
         }
         // SAFETY: a valid one-byte buffer; then leave at once.
         unsafe {
@@ -208,14 +221,22 @@ fn reported_wipe_matches_what_a_child_sees() {
     );
 }
 
-/// A copy of this thread's live state pages (read between calls, on the owning
-/// thread: nothing else touches them meanwhile).
-fn snapshot(pages: &ThreadStatePages) -> Vec<u8> {
-    (0..pages.len)
-        // SAFETY: `address..address + len` is this thread's live, mapped state; no
-        // reference to it is live during this read (the handle is between calls).
-        .map(|i| unsafe { (pages.address as *const u8).add(i).read_volatile() })
-        .collect()
+/// A copy of this thread's live state, each piece (read between calls, on the
+/// owning thread: nothing else touches them meanwhile).
+fn snapshot(pages: &ThreadStatePages) -> [Vec<u8>; 2] {
+    pieces(pages).map(|(at, len)| {
+        (0..len)
+            // SAFETY: `at..at + len` is a piece of this thread's live, mapped
+            // state; no reference to it is live during this read (the handle
+            // is between calls).
+            .map(|i| unsafe { (at as *const u8).add(i).read_volatile() })
+            .collect()
+    })
+}
+
+/// Every 16-byte window of each piece.
+fn windows16(pieces: &[Vec<u8>]) -> std::collections::HashSet<&[u8]> {
+    pieces.iter().flat_map(|piece| piece.windows(16)).collect()
 }
 
 /// The thread handle wipes what it serves too: after buffered and direct reads,
@@ -235,7 +256,7 @@ fn thread_state_holds_no_served_output() {
         served.extend_from_slice(&ratchet_rng::u32().to_le_bytes());
         let pages = thread_state_pages().unwrap();
         let state = snapshot(&pages);
-        let windows: std::collections::HashSet<&[u8]> = state.windows(16).collect();
+        let windows = windows16(&state);
         if let Some(at) = served.windows(16).position(|w| windows.contains(w)) {
             panic!(
                 "the thread state still holds served bytes {at}..{}",
@@ -279,27 +300,25 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0);
         if pid == 0 {
-            let mut at = 0;
-            while at < pages.len {
-                // SAFETY: in the child the state's mapping still exists (wiped or
-                // copied): `address + at..address + len` is readable.
-                let n = unsafe {
-                    libc::write(
-                        fds[1],
-                        (pages.address as *const u8).add(at).cast(),
-                        pages.len - at,
-                    )
-                };
-                if n <= 0 {
-                    // SAFETY: leave at once.
-                    unsafe { libc::_exit(1) };
+            for (start, len) in pieces(&pages) {
+                let mut at = 0;
+                while at < len {
+                    // SAFETY: in the child the state's mapping still exists
+                    // (wiped or copied): `start + at..start + len` is readable.
+                    let n = unsafe {
+                        libc::write(fds[1], (start as *const u8).add(at).cast(), len - at)
+                    };
+                    if n <= 0 {
+                        // SAFETY: leave at once.
+                        unsafe { libc::_exit(1) };
+                    }
+                    at += n as usize;
                 }
-                at += n as usize;
             }
             // SAFETY: leave at once, running nothing of the parent's.
             unsafe { libc::_exit(0) };
         }
-        let mut child = vec![0u8; pages.len];
+        let mut child = vec![0u8; pages.len + pages.buffer.1];
         let mut at = 0;
         while at < child.len() {
             // SAFETY: our pipe's read end; `child[at..]` is writable.
@@ -319,12 +338,14 @@ fn forked_child_holds_none_of_the_parents_unread_output() {
 
         let mut next = [0u8; 64];
         ratchet_rng::fill(&mut next);
-        let parent: std::collections::HashSet<&[u8]> = before.windows(16).collect();
+        let parent = windows16(&before);
         assert!(
             next.windows(16).all(|w| parent.contains(w)),
             "the parent's next bytes were not buffered before the fork: the check proves nothing"
         );
-        let in_child: std::collections::HashSet<&[u8]> = child.windows(16).collect();
+        let (page, buffer) = child.split_at(pages.len);
+        let child = [page.to_vec(), buffer.to_vec()];
+        let in_child = windows16(&child);
         if let Some(at) = next.windows(16).position(|w| in_child.contains(w)) {
             panic!(
                 "the forked child holds the parent's unread bytes {at}..{} ({pages:?})",
@@ -356,13 +377,15 @@ fn exited_threads_pages_are_wiped_or_unmapped() {
         fn drop(&mut self) {
             let Some(pages) = self.0.get() else { return };
             let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
-            let mut after = vec![0u8; pages.len];
-            let readable = mem.seek(SeekFrom::Start(pages.address as u64)).is_ok()
-                && mem.read_exact(&mut after).is_ok();
-            assert!(
-                !readable || after.iter().all(|&b| b == 0),
-                "an exited thread's state pages still hold data: {pages:?}"
-            );
+            for (at, len) in pieces(&pages) {
+                let mut after = vec![0u8; len];
+                let readable = mem.seek(SeekFrom::Start(at as u64)).is_ok()
+                    && mem.read_exact(&mut after).is_ok();
+                assert!(
+                    !readable || after.iter().all(|&b| b == 0),
+                    "an exited thread's state still holds data at {at:#x}: {pages:?}"
+                );
+            }
         }
     }
     thread_local! {
@@ -375,7 +398,7 @@ fn exited_threads_pages_are_wiped_or_unmapped() {
             ratchet_rng::fill(&mut buf);
             let pages = thread_state_pages().unwrap();
             // Positive control: the live state is not all zeros.
-            assert!(snapshot(&pages).iter().any(|&b| b != 0));
+            assert!(snapshot(&pages).iter().flatten().any(|&b| b != 0));
             CHECK.with(|c| c.0.set(Some(pages)));
         })
         .join()

@@ -137,7 +137,7 @@ mod scan {
         /// Scans the readable memory outside `skip`; returns where a secret
         /// window was found. The mapping holding `stack` (an address on the
         /// checked thread's stack, or 0) is named `thread stack`.
-        pub fn scan(&self, skip: (usize, usize), stack: usize) -> Vec<Hit> {
+        pub fn scan(&self, skip: [(usize, usize); 2], stack: usize) -> Vec<Hit> {
             let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
             let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
             let mut found = Vec::new();
@@ -157,16 +157,17 @@ mod scan {
                 if !perms.starts_with('r') || name == "[vvar]" || name == "[vsyscall]" {
                     continue;
                 }
-                // The state's own pages (maybe merged with a neighbour): scan
-                // around them.
-                let (hole_start, hole_end) = (
-                    skip.0.clamp(start, end),
-                    (skip.0 + skip.1).clamp(start, end),
-                );
-                for (a, b) in [(start, hole_start), (hole_end, end)] {
-                    if a < b {
-                        self.scan_range(&mut mem, &mut chunk, (a, b), name, &mut found);
+                // The state's own two pieces (in a mapping maybe merged with a
+                // neighbour): scan around them.
+                let mut holes =
+                    skip.map(|(at, len)| (at.clamp(start, end), (at + len).clamp(start, end)));
+                holes.sort_unstable();
+                let mut from = start;
+                for (hole_start, hole_end) in holes.into_iter().chain([(end, end)]) {
+                    if from < hole_start {
+                        self.scan_range(&mut mem, &mut chunk, (from, hole_start), name, &mut found);
                     }
+                    from = from.max(hole_end);
                 }
             }
             found
@@ -250,8 +251,8 @@ fn deep(op: impl FnOnce()) {
 #[cfg(ratchet_rng_inspect)]
 struct Checkpoint {
     step: &'static str,
-    /// The state's pages (not scanned).
-    pages: (usize, usize),
+    /// The state's two pieces, its page and its buffer (not scanned).
+    pages: [(usize, usize); 2],
     /// An address on the thread's stack.
     stack: usize,
     /// Where the positive control planted copies (must be found exactly there).
@@ -284,7 +285,7 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                     to_scanner
                         .send(Checkpoint {
                             step,
-                            pages: (pages.address, pages.len),
+                            pages: [(pages.address, pages.len), pages.buffer],
                             stack: std::hint::black_box(&raw const here).addr(),
                             planted: planted.to_vec(),
                         })
@@ -366,7 +367,7 @@ fn no_key_or_unread_output_outside_the_state_pages() {
         let s = secrets.into_inner().unwrap();
         assert!(s.len() > 1000, "only {} windows", s.len());
         // The thread is gone and its state unmapped: nowhere at all.
-        let after = s.scan((0, 0), 0);
+        let after = s.scan([(0, 0); 2], 0);
         if !after.is_empty() {
             failures.push(format!(
                 "after the thread exited: {} windows: {:?}",

@@ -197,26 +197,12 @@ fn decide(on_child: fn(), wipes: bool) -> Protection {
     }
 }
 
-/// Whether the `pthread_atfork` handler is registered (inspection; false where
-/// there is no fork).
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn handler_registered() -> bool {
-    #[cfg(unix)]
-    {
-        atfork::registered()
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
+#[cfg(all(ratchet_rng_inspect, unix))]
+pub(crate) use atfork::registered as handler_registered;
 
-/// Registers the `pthread_atfork` handler (with `on_child` as its hook) if it
-/// is not yet: called by every slow path that is not a thread's first use.
-/// Where the wipe is believed, [`protection`] leaves this second layer out of
-/// a process's first draw, which it would cost 2–10 µs (one allocation in
-/// libc: more after the process has touched gigabytes), and the first buffer
-/// refill of any thread registers it (one load once it is).
+/// Registers the `pthread_atfork` handler (hook `on_child`) if it is not yet:
+/// called by every slow path but a thread's first use, where [`protection`]
+/// leaves it out if the wipe is believed (2–10 µs: it allocates in libc).
 pub(crate) fn second_layer(on_child: fn()) {
     #[cfg(unix)]
     atfork::register(on_child);

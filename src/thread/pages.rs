@@ -1,11 +1,15 @@
-//! The memory the thread states live in: slabs of [`SLOTS`] states, each slab
+//! The memory the thread states live in: slabs of [`SLOTS`] slots, each slab
 //! one mapping (unix: anonymous, so that the kernel can be told what a forked
 //! child sees there; elsewhere a zeroed allocation), advised once when it is
 //! made (`fork.rs`: wiped in a forked child, kept out of core dumps) and never
-//! released. A thread takes a free slot and gives it back, wiped, when it
-//! exits: a new thread's first call makes no system call unless every slab is
-//! full. Lock-free (one bit per slot), so a fork at any point leaves the child
-//! a consistent picture: the slots of the parent's other threads stay taken.
+//! released. A slot is two pieces: its state (a few hundred bytes, packed
+//! with the other slots' states at the start of the slab, so that several
+//! threads' states share a page and a new thread's first use seldom faults one
+//! in) and its buffer (in the rest of the slab, touched at the first refill).
+//! A thread takes a free slot and gives it back, wiped, when it exits: a new
+//! thread's first call makes no system call unless every slab is full.
+//! Lock-free (one bit per slot), so a fork at any point leaves the child a
+//! consistent picture: the slots of the parent's other threads stay taken.
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
@@ -44,20 +48,39 @@ pub(crate) fn page_bytes() -> usize {
     usize::try_from(page).unwrap_or(4096).max(4096)
 }
 
-/// A slab's length for slots of `stride` bytes.
-fn slab_len(stride: usize) -> usize {
+/// A slot: the addresses of its state and of its buffer.
+pub(crate) type Slot = (*mut u8, *mut u8);
+
+/// A slot's two pieces: `state` and `buffer` bytes (multiples of 64).
+#[derive(Clone, Copy)]
+pub(crate) struct Stride {
+    pub(crate) state: usize,
+    pub(crate) buffer: usize,
+}
+
+/// A slab's length: every slot's state, then every slot's buffer.
+fn slab_len(stride: Stride) -> usize {
+    let len = SLOTS * (stride.state + stride.buffer);
     #[cfg(unix)]
     {
-        (SLOTS * stride).next_multiple_of(page_bytes())
+        len.next_multiple_of(page_bytes())
     }
     #[cfg(not(unix))]
     {
-        SLOTS * stride
+        len
     }
 }
 
+/// Slot `slot`'s state and buffer in the slab at `base`.
+fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
+    (
+        base.wrapping_add(slot * stride.state),
+        base.wrapping_add(SLOTS * stride.state + slot * stride.buffer),
+    )
+}
+
 /// A new zero-filled read-write mapping of `len` bytes (no `MAP_POPULATE`: a
-/// slot's pages are faulted in by the thread that takes it).
+/// page is faulted in by the first thread that uses it).
 #[cfg(unix)]
 fn map(len: usize) -> Option<*mut u8> {
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
@@ -103,7 +126,7 @@ unsafe fn unmap(page: *mut u8, len: usize) {
 
 /// Makes `slab`'s mapping (the first slab ever also classifies the process:
 /// `fork::advise_wipe`), or takes the one another thread published first.
-fn base(slab: &Slab, stride: usize) -> Option<*mut u8> {
+fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
     let base = slab.base.load(Ordering::Acquire);
     if !base.is_null() {
         return Some(base);
@@ -132,10 +155,10 @@ fn base(slab: &Slab, stride: usize) -> Option<*mut u8> {
     }
 }
 
-/// A free slot of `stride` bytes (all zeros), taken for the calling thread,
-/// and its slab's advice: (wiped in a forked child, kept out of core dumps).
-/// `None` when every slab is full or no slab can be made.
-pub(crate) fn take(stride: usize) -> Option<(*mut u8, (bool, bool))> {
+/// A free slot (its state and its buffer, all zeros), taken for the calling
+/// thread, and its slab's advice: (wiped in a forked child, kept out of core
+/// dumps). `None` when every slab is full or no slab can be made.
+pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
     for slab in &SLABS {
         let mut taken = slab.taken.load(Ordering::Relaxed);
         while taken != usize::MAX {
@@ -150,8 +173,8 @@ pub(crate) fn take(stride: usize) -> Option<(*mut u8, (bool, bool))> {
                 Ok(_) => {
                     let advice = slab.advice.load(Ordering::Relaxed);
                     // `slot < SLOTS`: inside the slab.
-                    let page = base.wrapping_add(slot as usize * stride);
-                    return Some((page, (advice & 1 != 0, advice & 2 != 0)));
+                    let slot = slot_at(base, slot as usize, stride);
+                    return Some((slot, (advice & 1 != 0, advice & 2 != 0)));
                 }
                 Err(now) => taken = now,
             }
@@ -160,10 +183,11 @@ pub(crate) fn take(stride: usize) -> Option<(*mut u8, (bool, bool))> {
     None
 }
 
-/// Gives back the slot at `page` (wiped by the caller, not used afterwards).
-pub(crate) fn give(page: *mut u8, stride: usize) {
-    let _ = slots(stride).any(|(slab, slot, at)| {
-        let mine = at == page;
+/// Gives back the slot whose state is at `state` (wiped by the caller, not
+/// used afterwards).
+pub(crate) fn give(state: *mut u8, stride: Stride) {
+    let _ = slots(stride).any(|(slab, slot, (at, _))| {
+        let mine = at == state;
         if mine {
             slab.taken.fetch_and(!(1 << slot), Ordering::Release);
         }
@@ -171,8 +195,15 @@ pub(crate) fn give(page: *mut u8, stride: usize) {
     });
 }
 
-/// Every slot of every slab made: (its slab, its index, its address).
-fn slots(stride: usize) -> impl Iterator<Item = (&'static Slab, usize, *mut u8)> {
+/// The buffer of the slot whose state is at `state` (null if none is).
+pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
+    slots(stride)
+        .find(|&(_, _, (at, _))| at == state)
+        .map_or(ptr::null_mut(), |(_, _, (_, buffer))| buffer)
+}
+
+/// Every slot of every slab made: (its slab, its index, its state and buffer).
+fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
     SLABS
         .iter()
         .map_while(|slab| {
@@ -180,33 +211,38 @@ fn slots(stride: usize) -> impl Iterator<Item = (&'static Slab, usize, *mut u8)>
             (!base.is_null()).then_some((slab, base))
         })
         .flat_map(move |(slab, base)| {
-            (0..SLOTS).map(move |slot| (slab, slot, base.wrapping_add(slot * stride)))
+            (0..SLOTS).map(move |slot| (slab, slot, slot_at(base, slot, stride)))
         })
 }
 
 /// In a forked child (one thread, in the `pthread_atfork` handler): zeroes
-/// every slot held, except `except` (the forking thread's), in each slab the
-/// kernel does not wipe: those are the states of the parent's other threads,
-/// which the child does not have, so no reference to them is live. No
-/// allocation, no lock.
-pub(crate) fn zero_unwiped(stride: usize, except: *mut u8) {
-    for (slab, slot, page) in slots(stride) {
+/// every slot held (state and buffer), except the one whose state is at
+/// `except` (the forking thread's), in each slab the kernel does not wipe:
+/// those are the states of the parent's other threads, which the child does
+/// not have, so no reference to them is live. No allocation, no lock.
+pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
+    for (slab, slot, (state, buffer)) in slots(stride) {
         let held = slab.taken.load(Ordering::Relaxed) & 1 << slot != 0;
-        if held && page != except && slab.advice.load(Ordering::Relaxed) & 1 == 0 {
-            // SAFETY: a slot of a live slab (never unmapped), `stride` bytes,
-            // held by a thread that does not exist in this process.
-            unsafe { page.write_bytes(0, stride) };
+        if held && state != except && slab.advice.load(Ordering::Relaxed) & 1 == 0 {
+            // SAFETY: a slot of a live slab (never unmapped), its two pieces
+            // of their strides' bytes, held by a thread that does not exist
+            // in this process.
+            unsafe {
+                state.write_bytes(0, stride.state);
+                buffer.write_bytes(0, stride.buffer);
+            }
         }
     }
 }
 
-/// Every slot of every slab made, and whether it is free (inspection).
+/// Every slot of every slab made (its state's and buffer's addresses), and
+/// whether it is free (inspection).
 #[cfg(ratchet_rng_inspect)]
-pub(crate) fn audit(stride: usize) -> std::vec::Vec<(usize, bool)> {
+pub(crate) fn audit(stride: Stride) -> std::vec::Vec<((usize, usize), bool)> {
     slots(stride)
-        .map(|(slab, slot, page)| {
+        .map(|(slab, slot, (state, buffer))| {
             (
-                page.addr(),
+                (state.addr(), buffer.addr()),
                 slab.taken.load(Ordering::Relaxed) & 1 << slot == 0,
             )
         })

@@ -1,7 +1,8 @@
-//! A thread's state (its output buffer, its generator, the reseed budget and
-//! what the fork check compares) and the reseed policy, in safe code. Where the
-//! state lives and who may touch it when is `storage.rs`'s business; the count
-//! of unread bytes lives there too (in the page's header) and is passed in.
+//! A thread's state (its generator, the reseed budget, what the fork check
+//! compares, and its first short batch) and its output buffer, which lives
+//! apart ([`Buffer`]), and the reseed policy, in safe code. Where they live and
+//! who may touch them when is `storage.rs`'s business; the count of unread
+//! bytes lives there too (in the page's header) and is passed in.
 #![forbid(unsafe_code)]
 
 use zeroize::Zeroize;
@@ -52,16 +53,27 @@ const _: () = assert!(
 const SEEDED: usize = 0x5EED_5EED;
 
 /// The output buffer, cache-line aligned: requests of 16, 32 or 64 bytes then
-/// never straddle two lines.
+/// never straddle two lines. Apart from the [`State`]: a thread that draws
+/// once never touches (faults in) its buffer.
 #[repr(C, align(64))]
 pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
 
+/// A thread's first short batch, in the [`State`] (cache-line aligned too).
+#[repr(C, align(64))]
+pub(crate) struct Short(pub(crate) [u8; SHORT_BYTES]);
+
 /// A thread's state. All zeros (a fresh mapping, or a page a fork wiped) is a
-/// valid value: unseeded, nothing buffered. The buffer comes last: a thread's
-/// first use (the page's header, the generator, a short batch at the buffer's
-/// start) then touches one 4 KiB page, one page fault.
+/// valid value: unseeded, nothing buffered. A few hundred bytes, so that the
+/// states of several threads share a page: a new thread's first use (its
+/// header, its generator, its short batch) then usually faults in nothing.
 #[repr(C)]
 pub(crate) struct State {
+    /// Output not yet served is `short[..left]` or the buffer's `[..left]`
+    /// (`left` is kept by the storage), served from its end (the thread's
+    /// stream has no order to keep); every other byte of both is zero (wiped
+    /// as it was served). First: the storage finds the unread bytes right
+    /// after a header, and puts the state right after the page's.
+    pub(crate) short: Short,
     /// [`SEEDED`] while the generator holds a seed; 0 before the first seeding,
     /// in a page a fork wiped, and after a fork was seen in the middle of a call.
     seeded: usize,
@@ -71,10 +83,12 @@ pub(crate) struct State {
     epoch: usize,
     pid: u32,
     generator: Generator,
-    /// Output not yet served is `buf[..left]` (`left` is kept by the storage),
-    /// served from its end (the thread's stream has no order to keep); every
-    /// other byte is zero (wiped as it was served).
-    pub(crate) buf: Buffer,
+    /// Whether the unread output is in `short` (else in the [`Buffer`]).
+    in_short: bool,
+    /// Whether the [`Buffer`] was ever written since the slot was taken (else
+    /// it is all zeros, and neither it nor the page it lies in need be
+    /// touched); cleared only by [`release`](Self::release).
+    buffer_used: bool,
 }
 
 impl State {
@@ -82,12 +96,35 @@ impl State {
     #[cfg(test)]
     pub(crate) const fn new() -> Self {
         Self {
+            short: Short([0; SHORT_BYTES]),
             seeded: 0,
             budget: 0,
             epoch: 0,
             pid: 0,
             generator: Generator::new(),
-            buf: Buffer([0; BUFFER_BYTES]),
+            in_short: false,
+            buffer_used: false,
+        }
+    }
+
+    /// Whether the unread output is in [`short`](Self::short) (else in the
+    /// buffer).
+    pub(crate) fn unread_in_short(&self) -> bool {
+        self.in_short
+    }
+
+    /// Whether the buffer was ever written since the slot was taken (else it,
+    /// and the page it lies in, need not be touched).
+    pub(crate) fn buffer_used(&self) -> bool {
+        self.buffer_used
+    }
+
+    /// Where the unread output is: the short batch or `buffer`.
+    fn unread<'a>(&'a mut self, buffer: &'a mut Buffer) -> &'a mut [u8] {
+        if self.in_short {
+            &mut self.short.0
+        } else {
+            &mut buffer.0
         }
     }
 
@@ -107,8 +144,13 @@ impl State {
     /// generation moved or a fork landed in the middle of its call); the
     /// clocks and VMClock fields at a thread's `first_use` in the generation
     /// the process started in; nothing for a forced or scheduled reseed.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the storage's view of one call: its buffer, its count, four verdicts"
+    )]
     pub(crate) fn serve(
         &mut self,
+        buffer: &mut Buffer,
         left: &mut usize,
         dst: &mut [u8],
         force: bool,
@@ -152,16 +194,16 @@ impl State {
             // layer, maybe in the middle of a call): the whole state is the
             // parent's, its key too, which must not stay even if the seeding
             // below fails (issue 31).
-            self.forget(left);
+            self.forget(buffer, left);
         } else if stale && !unseeded {
             // A new generation (found, maybe, in the middle of a fast-path
             // call that then closed the buffer): the whole buffer may hold
             // bytes another process also has.
-            self.buf.0.as_mut_slice().zeroize();
+            self.wipe_output(buffer);
             *left = 0;
         }
         if forked || stale || force {
-            self.discard(left);
+            self.discard(buffer, left);
             // On failure `seeded`, the epoch or the pid stay stale (a required
             // seeding is tried again on the next call: never serve a stream
             // another process also has), the caller records no new generation,
@@ -174,33 +216,50 @@ impl State {
         }
         // Only a thread's first use takes the short first batch: every other
         // seeding refills as before.
-        self.fill(left, dst, first_use && unseeded);
+        self.fill(buffer, left, dst, first_use && unseeded);
         Ok(())
     }
 
     /// A fork happened in the middle of a call (from a signal handler): whatever
     /// this state now holds may be the parent's. Wipes it all and makes the next
     /// call seed afresh.
-    pub(crate) fn forget(&mut self, left: &mut usize) {
-        self.wipe();
+    pub(crate) fn forget(&mut self, buffer: &mut Buffer, left: &mut usize) {
+        self.wipe(buffer);
         *left = 0;
     }
 
-    /// Zeroes the unread bytes: the buffer is then all zeros (every byte past
-    /// `left` is already: wiped as served, or never written), without touching
-    /// (and faulting in) the pages of a fresh state.
-    pub(crate) fn discard(&mut self, left: &mut usize) {
-        self.buf.0[..*left].zeroize();
+    /// Zeroes the unread bytes: the short batch and the buffer are then all
+    /// zeros (every byte past `left` is already: wiped as served, or never
+    /// written), without touching (and faulting in) a buffer never used.
+    pub(crate) fn discard(&mut self, buffer: &mut Buffer, left: &mut usize) {
+        self.unread(buffer)[..*left].zeroize();
         *left = 0;
+    }
+
+    /// Zeroes the short batch and, if it was ever written, the buffer. As
+    /// slices: zeroize 1.9.2 wipes a slice with one `memset` and an
+    /// optimisation barrier, an array a byte at a time (volatile stores; the
+    /// byte loop over the 8 KiB buffer was half of the instructions of a
+    /// thread that draws once and exits, 8.2 of 23 thousand here).
+    fn wipe_output(&mut self, buffer: &mut Buffer) {
+        self.short.0.as_mut_slice().zeroize();
+        if self.buffer_used {
+            buffer.0.as_mut_slice().zeroize();
+        }
+        self.in_short = false;
+    }
+
+    /// Zeroes everything, as [`wipe`](Self::wipe), when the thread gives its
+    /// slot back; whether the buffer had been used (the storage then zeroes
+    /// the header beside it too).
+    pub(crate) fn release(&mut self, buffer: &mut Buffer) -> bool {
+        self.wipe(buffer);
+        core::mem::take(&mut self.buffer_used)
     }
 
     /// Zeroes everything: unseeded again, as a fresh state.
-    pub(crate) fn wipe(&mut self) {
-        // As a slice: zeroize 1.9.2 wipes a slice with one `memset` and an
-        // optimisation barrier, an array a byte at a time (volatile stores).
-        // The byte loop over the 8 KiB buffer was half of the instructions of
-        // a thread that draws once and exits (8.2 of 23 thousand here).
-        self.buf.0.as_mut_slice().zeroize();
+    pub(crate) fn wipe(&mut self, buffer: &mut Buffer) {
+        self.wipe_output(buffer);
         self.generator.wipe();
         self.seeded = 0;
         self.budget = 0;
@@ -225,11 +284,11 @@ impl State {
     /// Serves `dst`: the buffered bytes first, then whole refills generated
     /// straight into `dst` (in pieces of at most [`RESEED_BYTES`]), then the tail
     /// from a refilled buffer.
-    fn fill(&mut self, left: &mut usize, dst: &mut [u8], first_use: bool) {
+    fn fill(&mut self, buffer: &mut Buffer, left: &mut usize, dst: &mut [u8], first_use: bool) {
         // 1. What is buffered.
         let n = dst.len().min(*left);
         let (now, rest) = dst.split_at_mut(n);
-        move_out(now, &mut self.buf.0[*left - n..*left]);
+        move_out(now, &mut self.unread(buffer)[*left - n..*left]);
         *left -= n;
         if rest.is_empty() {
             return;
@@ -253,15 +312,12 @@ impl State {
             && !tail.is_empty()
             && tail.len() <= short
         {
-            let (batch, _) = self
-                .buf
-                .0
-                .split_first_chunk_mut::<SHORT_BYTES>()
-                .expect("the buffer holds a short batch");
+            let batch = &mut self.short.0;
             self.budget -= SHORT_BYTES;
             // The next key is taken from the batch's end and zeroed there
-            // before anything is served: the unread bytes are `buf[..short]`.
+            // before anything is served: the unread bytes are `short[..short]`.
             self.generator.generate_short(batch);
+            self.in_short = true;
             let rest = short - tail.len();
             move_out(tail, &mut batch[rest..short]);
             *left = rest;
@@ -271,7 +327,9 @@ impl State {
             } else {
                 BUFFER_BYTES / refill * refill
             };
-            let unread = &mut self.buf.0[..fresh];
+            let unread = &mut buffer.0[..fresh];
+            self.in_short = false;
+            self.buffer_used = true;
             Self::generate(&mut self.budget, &mut self.generator, unread);
             let rest = fresh - tail.len();
             move_out(tail, &mut unread[rest..]);
@@ -279,16 +337,24 @@ impl State {
         }
     }
 
-    /// The inspection hook's view: the ranges (offsets in this state) of the key
-    /// material and of the unread output, for the residue tests.
+    /// The inspection hook's view: the address ranges of the key material and
+    /// of the unread output (in the short batch or `buffer`), for the residue
+    /// tests.
     #[cfg(ratchet_rng_inspect)]
-    pub(crate) fn secret_ranges(&self, left: usize) -> [core::ops::Range<usize>; 2] {
-        let base = core::ptr::from_ref(self) as usize;
-        let generator = core::ptr::from_ref(&self.generator) as usize - base;
-        let buf = core::ptr::from_ref(&self.buf) as usize - base;
+    pub(crate) fn secret_ranges(
+        &self,
+        buffer: &Buffer,
+        left: usize,
+    ) -> [core::ops::Range<usize>; 2] {
+        let generator = core::ptr::from_ref(&self.generator) as usize;
+        let unread = if self.in_short {
+            core::ptr::from_ref(&self.short) as usize
+        } else {
+            core::ptr::from_ref(buffer) as usize
+        };
         [
             generator..generator + size_of::<Generator>(),
-            buf..buf + left,
+            unread..unread + left,
         ]
     }
 }
@@ -306,16 +372,25 @@ mod tests {
         let refill = Generator::refill_bytes();
         let short = Generator::short_output_bytes();
         let mut state = std::boxed::Box::new(State::new());
+        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         let mut left = 0;
         let mut out = [0u8; 8];
         state
-            .serve(&mut left, &mut out, false, false, false, true)
+            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
             .unwrap();
         assert_ne!(out, [0; 8]);
         assert_eq!(left, short.unwrap_or(refill) - 8);
-        assert!(
-            state.buf.0[left..].iter().all(|&b| b == 0),
-            "served bytes kept"
+        let unread = if short.is_some() {
+            assert!(state.unread_in_short());
+            &state.short.0[..]
+        } else {
+            &buffer.0[..]
+        };
+        assert!(unread[left..].iter().all(|&b| b == 0), "served bytes kept");
+        assert_eq!(
+            buffer.0.iter().all(|&b| b == 0),
+            short.is_some(),
+            "a short batch touched the buffer, or a refill did not"
         );
         assert_eq!(
             state.budget,
@@ -324,13 +399,21 @@ mod tests {
         // Drained, the next refill fills the buffer.
         let mut rest = std::vec![0u8; left + 8];
         state
-            .serve(&mut left, &mut rest, false, false, false, false)
+            .serve(
+                &mut buffer,
+                &mut left,
+                &mut rest,
+                false,
+                false,
+                false,
+                false,
+            )
             .unwrap();
         assert_eq!(left, BUFFER_BYTES / refill * refill - 8);
         // A forced reseed refills a whole pool, as a first use on a seeded
         // state (a page reused without a wipe cannot happen, but still).
         state
-            .serve(&mut left, &mut out, true, false, false, false)
+            .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
             .unwrap();
         assert_eq!(left, refill - 8);
     }
@@ -348,25 +431,27 @@ mod tests {
         // Forced: recorded, no fork seen (the buffer is refilled by the
         // reseed either way; the pid is what is checked).
         let mut state = std::boxed::Box::new(State::new());
+        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         let mut left = 0;
         state
-            .serve(&mut left, &mut out, false, false, false, true)
+            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
             .unwrap();
         assert_eq!(state.pid, 0, "a first use read the process id");
         state
-            .serve(&mut left, &mut out, true, false, false, false)
+            .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
             .unwrap();
         assert_eq!(state.pid, fork::process_id());
         // Checked: a fork, so a reseed and a fresh refill (not the short
         // batch's remaining bytes).
         let mut state = std::boxed::Box::new(State::new());
+        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         let mut left = 0;
         state
-            .serve(&mut left, &mut out, false, false, false, true)
+            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
             .unwrap();
         let mut twin = state.generator.twin();
         state
-            .serve(&mut left, &mut out, false, true, false, false)
+            .serve(&mut buffer, &mut left, &mut out, false, true, false, false)
             .unwrap();
         assert_eq!(state.pid, fork::process_id());
         assert_eq!(
@@ -389,8 +474,17 @@ mod tests {
     #[test]
     fn spent_budget_reseeds_from_the_os() {
         let mut state = std::boxed::Box::new(State::new());
+        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         state
-            .serve(&mut 0, &mut [0u8; 1], false, false, false, true)
+            .serve(
+                &mut buffer,
+                &mut 0,
+                &mut [0u8; 1],
+                false,
+                false,
+                false,
+                true,
+            )
             .unwrap();
         assert_eq!(state.seeded, SEEDED);
         let refill = Generator::refill_bytes();

@@ -2,14 +2,18 @@
 //! of the thread-local generator's `unsafe` code that is not an OS call.
 //!
 //! # Where the state lives
-//! Each thread's [`State`] lives in a [`Page`] of its own, a slot of a slab
-//! (`pages.rs`: on unix an anonymous mapping, so that the kernel can be told
-//! what a forked child sees there, `fork.rs`). The page starts with a [`Header`]: the count of unread
-//! bytes `left` and the `live` mark, which a wipe-on-fork zeroes. Three
+//! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart in a
+//! [`BufferPage`]: the two pieces of a slot of a slab (`pages.rs`: on unix an
+//! anonymous mapping, so that the kernel can be told what a forked child sees
+//! there, `fork.rs`; eight threads' pages share a 4 KiB page there). Each piece
+//! starts with a [`Header`]: the count of unread bytes `left` that follow it
+//! (the state's short first batch, or the buffer) and the `live` mark, which a
+//! wipe-on-fork zeroes; the fast path's gate is the header of the piece that
+//! holds the unread bytes, and finds them right after it. Four
 //! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
-//! in-use flag; [`PAGE`], the raw pointer to the page (derived from its
-//! slab's mapping, so that it may reach the whole page); and [`OWNER`], whose
-//! destructor gives the page back when the thread exits.
+//! in-use flag; [`PAGE`] and [`BUFFER`], the raw pointers to the two pieces
+//! (derived from their slab's mapping); and [`OWNER`], whose destructor gives
+//! the slot back when the thread exits.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -81,17 +85,20 @@ use std::thread_local;
 
 use super::fork;
 use super::generation::{self, Generation};
-use super::state::{BUFFER_BYTES, State};
+use super::pages::Stride;
+use super::state::{BUFFER_BYTES, Buffer, State};
 use crate::error::OsError;
 
 /// `live`'s value while the page may be served from (any nonzero pattern: a
 /// wiped page reads 0).
 const LIVE: usize = 0x11FE_11FE;
 
-/// The part of a page the hot path reads: also the whole of the static [`CLOSED`]
-/// gate. Atomics (always accessed `Relaxed`, plain loads and stores) because a
-/// signal handler on this thread may read them between any two instructions.
-#[repr(C)]
+/// The part of a piece the hot path reads, the unread bytes right after it
+/// (one cache line: the same offset in both pieces); also the whole of the
+/// static [`CLOSED`] gate. Atomics (always accessed `Relaxed`, plain loads and
+/// stores) because a signal handler on this thread may read them between any
+/// two instructions.
+#[repr(C, align(64))]
 struct Header {
     /// Unread bytes at the start of the state's buffer (at most
     /// [`BUFFER_BYTES`]); 0 in [`CLOSED`], in a fresh page and in a page a fork
@@ -134,13 +141,25 @@ impl Header {
     }
 }
 
-/// A thread's page: the header, then the state. `repr(C)`: a pointer to the page
-/// is a pointer to its header.
+/// A thread's page: the header, then the state, whose short first batch comes
+/// first. `repr(C)`: a pointer to the page is a pointer to its header.
 #[repr(C)]
 struct Page {
     header: Header,
     state: State,
 }
+
+/// A thread's buffer, after its own header.
+#[repr(C)]
+struct BufferPage {
+    header: Header,
+    buffer: Buffer,
+}
+
+const _: () = assert!(
+    core::mem::offset_of!(Page, state) + core::mem::offset_of!(State, short) == size_of::<Header>()
+        && core::mem::offset_of!(BufferPage, buffer) == size_of::<Header>()
+);
 
 /// The gate of a thread whose fast path is closed: no state yet, a state whose
 /// every call must take the slow path ([`fork::Protection::PidCheck`]), or a destroyed
@@ -164,6 +183,11 @@ thread_local! {
     /// This thread's page: null before it is created, [`creating`] while it is,
     /// [`destroyed`] once this thread's thread-locals are being destroyed.
     static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
+
+    /// This thread's buffer, set with [`PAGE`] (before it) and read only
+    /// where `PAGE` is a page. A thread-local, not in the page, so that a wipe
+    /// does not erase it.
+    static BUFFER: Cell<*mut BufferPage> = const { Cell::new(ptr::null_mut()) };
 
     /// What the kernel accepted for this thread's page's slab: wiped in a forked
     /// child, kept out of core dumps. A thread-local, not in the page, so that a
@@ -210,6 +234,18 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
+/// The unread bytes of the piece whose header is `header`: right after it.
+///
+/// # Safety
+/// `header` is the header of a live piece (not [`CLOSED`]), with the
+/// provenance of its slab's mapping (it was stored from a piece pointer).
+#[inline(always)]
+unsafe fn unread(header: *const Header) -> *mut u8 {
+    // SAFETY: the caller's guarantee; the bytes after a piece's header are in
+    // the piece (`Page` and `BufferPage` put them at this offset).
+    unsafe { header.cast::<u8>().cast_mut().add(size_of::<Header>()) }
+}
+
 /// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
 /// as it has no destructor). Fenced on both sides, as [`set_slot`].
 #[inline(always)]
@@ -231,18 +267,6 @@ fn last_k<const K: usize>(left: usize) -> Option<usize> {
     const { assert!(K >= 1 && K <= BUFFER_BYTES) };
     let x = left.wrapping_sub(K);
     (x <= BUFFER_BYTES - K).then_some(x)
-}
-
-/// The start of the buffer of the page whose header is `header`.
-///
-/// # Safety
-/// `header` is the header of a live page (not [`CLOSED`]).
-#[inline(always)]
-unsafe fn buffer(header: *const Header) -> *mut u8 {
-    let page = header.cast::<Page>().cast_mut();
-    // SAFETY: the caller's guarantee: `page` points to a live `Page`, with the
-    // provenance of its whole allocation (it was stored from the page pointer).
-    unsafe { (&raw mut (*page).state.buf).cast::<u8>() }
 }
 
 /// The hot path of `u32()` / `u64()`: the last `K` unread bytes of this thread's
@@ -274,10 +298,12 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     };
     // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
     // page, and this call holds the in-use mark (set before `left` was read), so
-    // no handler touches its buffer until the mark is cleared; `x + K <=
-    // BUFFER_BYTES` (`last_k`).
+    // no handler touches its unread bytes until the mark is cleared; the slow
+    // path opens the gate on the piece whose `left` counts the bytes after its
+    // header, so `x + K <= left` bytes lie there (`last_k` also bounds them by
+    // `BUFFER_BYTES`; a page's count is at most its short batch's).
     let out = unsafe {
-        let src = buffer(slot).add(x);
+        let src = unread(slot).add(x);
         let out = src.cast::<[u8; K]>().read();
         src.write_bytes(0, K);
         out
@@ -341,10 +367,10 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
         set_slot(slot);
         return false;
     }
-    // SAFETY: `left >= 1`: this thread's page (as in `take`), held in use;
-    // `x..left` lies in its buffer (`left <= BUFFER_BYTES`), and `dst` is the
-    // caller's memory, which cannot overlap the page (nothing hands it out).
-    let src = unsafe { core::slice::from_raw_parts_mut(buffer(slot).add(x), left - x) };
+    // SAFETY: `left >= 1`: this thread's piece (as in `take`), held in use;
+    // `x..left` lies after its header (as in `take`), and `dst` is the
+    // caller's memory, which cannot overlap the slab (nothing hands it out).
+    let src = unsafe { core::slice::from_raw_parts_mut(unread(slot).add(x), left - x) };
     crate::rngs::buffer::move_out(dst, src);
     // As at `TakeCopied`: a fork here stores a stale `left` into the child's page.
     inject!(TakeIntoMoved);
@@ -424,6 +450,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     } else {
         page
     };
+    // Set with `PAGE` (before it): this page's buffer. Null only if it cannot
+    // be read (seen on Windows in the middle of thread-local destruction):
+    // then the OS serves.
+    let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
+    if buffer.is_null() {
+        set_slot(slot);
+        return crate::os::fill(dst);
+    }
     // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
     // path until the probe is done (one load after that).
     generation::probe();
@@ -441,12 +475,15 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // compares the process id; with the epoch alone, once per buffer refill.
     let check_pid = protection.checks_pid() || !fast;
     let mut trusted;
-    let result = loop {
-        // SAFETY: `page` is this thread's page, read from `PAGE` (or created)
-        // under the mark; it lives until `Owner` is dropped, which cannot happen
-        // inside this call. Only its atomics are read through this shared
-        // reference, and no `&mut` covers the header.
-        let header = unsafe { &(*page).header };
+    let (result, gate) = loop {
+        // SAFETY: `page` and `buffer` are this thread's pieces, read from
+        // `PAGE` and `BUFFER` (or created) under the mark; they live until
+        // `Owner` is dropped, which cannot happen inside this call. Only their
+        // headers' atomics are read through these shared references, and no
+        // `&mut` covers a header. The buffer's header is touched only once
+        // the buffer is (a thread that draws once faults in no page of its
+        // own).
+        let (header, buffer_header) = unsafe { (&(*page).header, &(*buffer).header) };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
         // The generation now, and whether the state was seeded under it (a
@@ -464,44 +501,81 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // A handler here that calls `reseed_all_threads()` is caught by the
         // re-check below.
         inject!(SlowGenerationRead);
-        let mut left = header.left.load(Ordering::Relaxed);
-        // SAFETY: this thread's page, held in use by this call since before
-        // `PAGE` was read: no other reference to its state exists (reentrant
-        // calls see the mark and keep off; the fast path reaches only the
-        // buffer, and only under the mark).
-        let state = unsafe { &mut (*page).state };
-        let result = state.serve(&mut left, dst, force, check_pid, stale, first_use);
+        // SAFETY: this thread's page and buffer, held in use by this call
+        // since before `PAGE` was read: no other reference to its state or
+        // buffer exists (reentrant calls see the mark and keep off; the fast
+        // path reaches only the unread bytes, and only under the mark).
+        let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
+        // The count is the header's of the piece the unread bytes are in; the
+        // other one's is 0 (or, for a buffer never written, never was set).
+        let was_used = state.buffer_used();
+        let mut left = if state.unread_in_short() {
+            header.left.load(Ordering::Relaxed)
+        } else if was_used {
+            buffer_header.left.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
         }
+        // The buffer holds the unread bytes (else the page does, or none is
+        // left in a buffer never written).
+        let in_buffer = !state.unread_in_short() && state.buffer_used();
         // As at `TakeCopied`: a fork here stores this call's `left` into the
         // child's page; the child finds `live` zeroed below and starts over.
         inject!(SlowServed);
-        header.left.store(left, Ordering::Relaxed);
+        if in_buffer {
+            buffer_header.live.store(LIVE, Ordering::Relaxed);
+            buffer_header.record(now);
+            header.left.store(0, Ordering::Relaxed);
+            buffer_header.left.store(left, Ordering::Relaxed);
+        } else {
+            if was_used {
+                buffer_header.left.store(0, Ordering::Relaxed);
+            }
+            header.left.store(left, Ordering::Relaxed);
+        }
         compiler_fence(Ordering::SeqCst);
         // Seeded (or refilled), not yet published to the fast path: a handler
         // here is served by the OS; a fork leaves a child that finds `live`
-        // zeroed below and starts over.
+        // zeroed below and starts over (a wipe zeroes both pieces, as the
+        // `pthread_atfork` hook does).
         inject!(SlowBeforeLive);
-        let live = header.live.load(Ordering::Relaxed) == LIVE && generation::current() == now;
+        let live = header.live.load(Ordering::Relaxed) == LIVE
+            && (!in_buffer || buffer_header.live.load(Ordering::Relaxed) == LIVE)
+            && generation::current() == now;
         // A fork here (after the re-check) duplicates a call that has finished
         // with the state; the child's next call finds `left == 0`.
         inject!(SlowAfterLive);
         if live {
-            break result;
+            // The gate for the calls that follow: the piece that holds the
+            // unread bytes (a raw pointer from the slab, which reaches them).
+            let holder = if in_buffer {
+                buffer.cast_const().cast::<Header>()
+            } else if state.unread_in_short() {
+                page.cast_const().cast::<Header>()
+            } else {
+                &raw const CLOSED
+            };
+            break (result, holder);
         }
         // Forked during this call (a signal handler): this is the child. Or
         // the generation moved (a VM restore, `reseed_all_threads()`). What
         // the state holds may be another process's: forget it and serve
         // afresh, with a seeding that mixes everything in (an unseeded state
         // that is not a first use).
-        state.forget(&mut left);
+        state.forget(buf, &mut left);
         header.left.store(0, Ordering::Relaxed);
+        if was_used || in_buffer {
+            buffer_header.left.store(0, Ordering::Relaxed);
+        }
         first_use = false;
     };
     // Open or close the gate for the calls that follow; clears the mark.
     let gate = if fast && trusted && result.is_ok() {
-        page.cast_const().cast::<Header>()
+        gate
     } else {
         &raw const CLOSED
     };
@@ -523,7 +597,7 @@ fn create_page() -> Option<*mut Page> {
         set_page(destroyed());
         return None;
     }
-    let Some((page, advice)) = super::pages::take(page_len()) else {
+    let Some(((page, buffer), advice)) = super::pages::take(stride()) else {
         set_page(ptr::null_mut());
         return None;
     };
@@ -532,22 +606,21 @@ fn create_page() -> Option<*mut Page> {
     // OS (the caller holds the mark), so no second page is taken.
     inject!(PageMapped);
     let _ = ADVICE.try_with(|cell| cell.set(advice));
+    let _ = BUFFER.try_with(|cell| cell.set(buffer.cast()));
     set_page(page);
     // Published in `PAGE`, not yet seeded: a handler is still served by the OS.
     inject!(PagePublished);
     Some(page)
 }
 
-/// A page's length: a slot of a slab, whole pages on unix (no two threads'
-/// states share a page).
-fn page_len() -> usize {
-    #[cfg(unix)]
-    {
-        size_of::<Page>().next_multiple_of(super::pages::page_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        size_of::<Page>()
+/// A slot's two pieces: the page (several to a 4 KiB page) and the buffer.
+fn stride() -> Stride {
+    const {
+        assert!(size_of::<Page>().is_multiple_of(64) && size_of::<BufferPage>().is_multiple_of(64));
+    };
+    Stride {
+        state: size_of::<Page>(),
+        buffer: size_of::<BufferPage>(),
     }
 }
 
@@ -572,16 +645,23 @@ impl Drop for Owner {
             // SAFETY: this thread's page. No call can reach it any more: the
             // mark is set for good (above, fenced: the compiler cannot sink that
             // store below these writes), and `PAGE` says "destroyed"; a handler
-            // that ran before the mark finished its call.
+            // that ran before the mark finished its call. Its buffer is found
+            // from the slab, not `BUFFER`: on Windows that thread-local may
+            // read null by now, in the middle of thread-local destruction.
             unsafe {
-                (*page).state.wipe();
-                (*page).header.left.store(0, Ordering::Relaxed);
-                (*page).header.live.store(0, Ordering::Relaxed);
-                (*page).header.record(Generation { vm: 0, explicit: 0 });
+                let buffer = super::pages::buffer_of(page.cast(), stride()).cast::<BufferPage>();
+                let used = (*page).state.release(&mut (*buffer).buffer);
+                let headers = [&(*page).header, &(*buffer).header];
+                // A buffer never written is not touched (faulted in) now.
+                for header in &headers[..1 + usize::from(used)] {
+                    header.left.store(0, Ordering::Relaxed);
+                    header.live.store(0, Ordering::Relaxed);
+                    header.record(Generation { vm: 0, explicit: 0 });
+                }
             }
             // Wiped, not yet released: a handler is served by the OS.
             inject!(DropWiped);
-            super::pages::give(page.cast(), page_len());
+            super::pages::give(page.cast(), stride());
         }
     }
 }
@@ -605,15 +685,25 @@ fn close_in_child() {
     // that call reseeds (the epoch moved before this hook); its buffer is then
     // discarded below.
     inject!(ChildHookRead);
-    super::pages::zero_unwiped(page_len(), page.cast());
-    if !is_page(page) {
+    super::pages::zero_unwiped(stride(), page.cast());
+    let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
+    if !is_page(page) || buffer.is_null() {
         return;
     }
-    // SAFETY: this thread's page (the child's only thread, whose `Owner` has not
-    // run: `PAGE` would say "destroyed"); atomics only through this reference.
-    let header = unsafe { &(*page).header };
-    let mut left = header.left.swap(0, Ordering::Relaxed);
-    header.live.store(0, Ordering::Relaxed);
+    // SAFETY: this thread's pieces (the child's only thread, whose `Owner` has
+    // not run: `PAGE` would say "destroyed"; `BUFFER` was set with it); atomics
+    // only through these references. One count is 0 (the other piece's).
+    let mut left = unsafe {
+        let headers = [&(*page).header, &(*buffer).header];
+        headers
+            .iter()
+            .for_each(|h| h.live.store(0, Ordering::Relaxed));
+        headers
+            .iter()
+            .map(|h| h.left.swap(0, Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+    };
     if in_use(slot) {
         return;
     }
@@ -625,10 +715,11 @@ fn close_in_child() {
     // reentrant calls off. A wiped page has nothing but what such a handler
     // buffered (its key is the child's own): not faulted in again by a wipe.
     unsafe {
+        let buffer = &mut (*buffer).buffer;
         if wiped {
-            (*page).state.discard(&mut left);
+            (*page).state.discard(buffer, &mut left);
         } else {
-            (*page).state.wipe();
+            (*page).state.wipe(buffer);
         }
     }
     set_slot(slot);
@@ -637,8 +728,9 @@ fn close_in_child() {
 /// What the inspection hook reports about this thread's state.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) struct Inspected {
-    /// Address and length of the page.
+    /// Address and length of the page, and of the buffer.
     pub(crate) page: (usize, usize),
+    pub(crate) buffer: (usize, usize),
     /// Wiped in a forked child; kept out of core dumps.
     pub(crate) advice: (bool, bool),
     /// Addresses and lengths of the key material and of the unread output.
@@ -654,30 +746,34 @@ pub(crate) fn inspect() -> Option<Inspected> {
     if !is_page(page) {
         return None;
     }
-    // SAFETY: this thread's live page, not in use (no call of this module is in
-    // progress on this thread); read only.
-    let (ranges, state) = unsafe {
-        let left = (*page).header.left.load(Ordering::Relaxed);
-        (
-            (*page).state.secret_ranges(left),
-            (&raw const (*page).state).addr(),
-        )
+    let buffer = BUFFER.try_with(Cell::get).ok()?;
+    // SAFETY: this thread's live page and buffer, not in use (no call of this
+    // module is in progress on this thread); read only.
+    let [key, unread] = unsafe {
+        let state = &(*page).state;
+        let left = if state.unread_in_short() {
+            (*page).header.left.load(Ordering::Relaxed)
+        } else if state.buffer_used() {
+            (*buffer).header.left.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        state.secret_ranges(&(*buffer).buffer, left)
     };
-    let [key, unread] = ranges;
     Some(Inspected {
-        page: (page.addr(), page_len()),
+        page: (page.addr(), stride().state),
+        buffer: (buffer.addr(), stride().buffer),
         advice: ADVICE.try_with(Cell::get).unwrap_or_default(),
-        secrets: [
-            (state + key.start, key.len()),
-            (state + unread.start, unread.len()),
-        ],
+        secrets: [(key.start, key.len()), (unread.start, unread.len())],
     })
 }
 
-/// Every slot of every slab, whether it is free, and the length of a slot.
+/// Every slot of every slab (its page's and buffer's addresses), whether it
+/// is free, and the lengths of a page and of a buffer.
 #[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect_slots() -> (std::vec::Vec<(usize, bool)>, usize) {
-    (super::pages::audit(page_len()), page_len())
+pub(crate) fn inspect_slots() -> (std::vec::Vec<((usize, usize), bool)>, (usize, usize)) {
+    let stride = stride();
+    (super::pages::audit(stride), (stride.state, stride.buffer))
 }
 
 /// Whether this thread's fast path is open: `SLOT` is a page's header, not in
@@ -691,6 +787,13 @@ pub(crate) fn inspect_gate_open() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// At least eight states to a 4 KiB page: a new thread's first use then
+    /// usually finds its page faulted in by a neighbour's.
+    #[test]
+    fn eight_states_share_a_page() {
+        assert!(size_of::<Page>() <= 512, "{} bytes", size_of::<Page>());
+    }
 
     #[test]
     fn closed_gate_never_takes_the_fast_path() {
