@@ -8,6 +8,17 @@
 use crate::error::OsError;
 
 /// Fills `dst` from the operating system's generator.
+///
+/// On Linux with getrandom's default backend, the `getrandom` system call
+/// itself first, without the crate's first-use set-up (a `dlsym` lookup of
+/// libc's wrapper and a zero-length probe call: about 2 µs of a process's
+/// first draw here); a raw system call, as glibc before 2.25 has no wrapper.
+/// On any failure (`ENOSYS` on a kernel before 3.17, `EPERM` from a seccomp
+/// filter, anything else) `getrandom` is asked, which falls back to
+/// `/dev/urandom` where it would, or reports the error with its code. Not
+/// where a `getrandom_backend` cfg picks getrandom's backend (getrandom 0.4's
+/// Linux values: the user's choice, and the custom backend that
+/// `tests/os_failure.rs` fails on demand).
 pub(crate) fn fill(dst: &mut [u8]) -> Result<(), OsError> {
     #[cfg(all(
         target_os = "linux",
@@ -23,51 +34,25 @@ pub(crate) fn fill(dst: &mut [u8]) -> Result<(), OsError> {
             getrandom_backend = "unsupported"
         ))
     ))]
-    if linux_getrandom(dst) {
-        return Ok(());
-    }
-    getrandom::fill(dst).map_err(OsError::new)
-}
-
-/// Linux with getrandom's default backend: the `getrandom` system call itself,
-/// without the crate's first-use set-up (a `dlsym` lookup of libc's wrapper
-/// and a zero-length probe call: about 2 µs of a process's first draw here).
-/// True if `dst` was filled; on any failure (`ENOSYS` on a kernel before 3.17,
-/// `EPERM` from a seccomp filter, anything else) false, and the caller asks
-/// `getrandom`, which falls back to `/dev/urandom` where it would, or reports
-/// the error with its code. A raw system call rather than libc's wrapper,
-/// which glibc before 2.25 lacks. Not where a `getrandom_backend` cfg picks
-/// getrandom's backend (getrandom 0.4's Linux values: the user's choice, and
-/// the custom backend that `tests/os_failure.rs` fails on demand).
-#[cfg(all(
-    target_os = "linux",
-    feature = "thread_rng",
-    not(miri),
-    not(any(
-        getrandom_backend = "custom",
-        getrandom_backend = "extern_impl",
-        getrandom_backend = "linux_getrandom",
-        getrandom_backend = "linux_raw",
-        getrandom_backend = "rdrand",
-        getrandom_backend = "rndr",
-        getrandom_backend = "unsupported"
-    ))
-))]
-fn linux_getrandom(dst: &mut [u8]) -> bool {
-    let mut rest = dst;
-    while !rest.is_empty() {
-        // SAFETY: `rest` is writable for `rest.len()` bytes; flags 0 (block
-        // until the kernel's generator is initialised, as `getrandom` does).
-        let got =
-            unsafe { libc::syscall(libc::SYS_getrandom, rest.as_mut_ptr(), rest.len(), 0_u32) };
-        match usize::try_from(got) {
-            Ok(n) if n > 0 && n <= rest.len() => rest = &mut rest[n..],
-            _ if got < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {
+    {
+        let mut rest = &mut *dst;
+        loop {
+            if rest.is_empty() {
+                return Ok(());
             }
-            _ => return false,
+            // SAFETY: `rest` is writable for `rest.len()` bytes; flags 0 (block
+            // until the kernel's generator is initialised, as `getrandom` does).
+            let got =
+                unsafe { libc::syscall(libc::SYS_getrandom, rest.as_mut_ptr(), rest.len(), 0_u32) };
+            match usize::try_from(got) {
+                Ok(n) if n > 0 && n <= rest.len() => rest = &mut rest[n..],
+                _ if got < 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
+                _ => break,
+            }
         }
     }
-    true
+    getrandom::fill(dst).map_err(OsError::new)
 }
 
 /// The operating system's generator as a rand_core 0.10 source with this crate's
