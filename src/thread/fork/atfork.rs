@@ -63,10 +63,12 @@ fn call_hook(slot: &AtomicPtr<()>) {
 /// fork, which is as good (only "changed" matters), and the hook runs twice,
 /// which it tolerates.
 pub(crate) fn register(on_child: fn()) -> bool {
-    store_hook(&CHILD_HOOK, on_child);
+    // Once registered, one load (every refill asks, `fork::second_layer`): the
+    // hook was stored before the handler was registered.
     if REGISTERED.load(Ordering::Acquire) {
         return true;
     }
+    store_hook(&CHILD_HOOK, on_child);
     // SAFETY: the handler is a plain `extern "C" fn` with no arguments that lives
     // for the whole program and touches only atomics and the hook.
     let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
