@@ -111,6 +111,15 @@ impl Outcome {
     }
 }
 
+/// [`run`] for the tests of one scenario: prints its outcome and requires that
+/// the scenario process did not crash.
+fn run_whole(spec: &str) -> Outcome {
+    let o = run(spec);
+    eprintln!("{o:?}");
+    assert!(o.crash.is_none(), "{:?}", o.crash);
+    o
+}
+
 /// Runs this binary's `scenario_child` with `spec` and parses its result line.
 fn run(spec: &str) -> Outcome {
     let mut child = this_binary()
@@ -282,9 +291,7 @@ point_tests! {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn per_thread_seccomp_verdicts_agree() {
-    let o = run("seccomp");
-    eprintln!("{o:?}");
-    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let o = run_whole("seccomp");
     let counts = (
         o.text("protection").to_owned(),
         o.text("gate_open").to_owned(),
@@ -306,9 +313,7 @@ fn per_thread_seccomp_verdicts_agree() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn atfork_child_holds_no_parent_key_nor_buffer() {
-    let o = run("atfork_child");
-    eprintln!("{o:?}");
-    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let o = run_whole("atfork_child");
     assert_eq!(o.text("protection"), "PidCheck");
     assert!(
         o.get("before_key") > 0 && o.get("before_other_key") > 0,
@@ -331,9 +336,7 @@ fn atfork_child_holds_no_parent_key_nor_buffer() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn raw_fork_child_shares_nothing_without_droppable() {
-    let o = run("raw_fork_no_droppable");
-    eprintln!("{o:?}");
-    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let o = run_whole("raw_fork_no_droppable");
     assert!(o.get("buffered") > 4 && o.get("child_values") > 0, "{o:?}");
     assert_eq!(
         o.get("child_shared"),
@@ -349,9 +352,7 @@ fn raw_fork_child_shares_nothing_without_droppable() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn fork_handler_registered_by_the_first_refill() {
-    let o = run("second_layer");
-    eprintln!("{o:?}");
-    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let o = run_whole("second_layer");
     let wipe = o.text("protection") == "Wipe";
     assert_eq!(
         (o.get("before"), o.get("after_first"), o.get("after_refill")),
@@ -371,9 +372,7 @@ fn fork_handler_registered_by_the_first_refill() {
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn a_thread_that_draws_once_leaves_its_buffer_untouched() {
-    let o = run("untouched_buffer");
-    eprintln!("{o:?}");
-    assert!(o.crash.is_none(), "{:?}", o.crash);
+    let o = run_whole("untouched_buffer");
     if o.text("protection") != "Wipe" || o.text("aes") == "soft" {
         eprintln!(
             "skipped: protection {}, AES backend {} (an emulator, or the ChaCha engine)",
