@@ -81,8 +81,20 @@ fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
 
 /// A new zero-filled read-write mapping of `len` bytes (no `MAP_POPULATE`: a
 /// page is faulted in by the first thread that uses it).
+///
+/// On Linux, `MAP_NORESERVE` too: a mapping with the flags of its neighbours
+/// is merged into one of them (the heap, say), and the advice that follows
+/// then splits it out again, allocating kernel objects; a process that has
+/// touched 4 GiB pays 13 µs for that split, 4 µs for the advice on a mapping
+/// of its own (Linux 6.18, a Zen 4 VM). The flag changes only whether the
+/// slab's 544 KiB count against the commit limit (under
+/// `vm.overcommit_memory=2` they still do: that mode ignores it).
 #[cfg(unix)]
 fn map(len: usize) -> Option<*mut u8> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const UNMERGED: libc::c_int = libc::MAP_NORESERVE;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const UNMERGED: libc::c_int = 0;
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
     // we (or anyone) own is affected; failure is reported as `MAP_FAILED`.
     let page = unsafe {
@@ -90,7 +102,7 @@ fn map(len: usize) -> Option<*mut u8> {
             ptr::null_mut(),
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANON,
+            libc::MAP_PRIVATE | libc::MAP_ANON | UNMERGED,
             -1,
             0,
         )
