@@ -5,8 +5,9 @@
 //! `/proc/self/maps`, each whole: a thread's stack below its stack pointer
 //! too), not on the thread's stack, not on the heap.
 //!
-//! The thread that uses the generator stops at checkpoints: right after its
-//! first use (seeded, nothing generated yet), the first call (a refill), a
+//! The thread that uses the generator stops at checkpoints: once in a thread
+//! of its own whose first call is a `u64()` (a short batch), then right after
+//! its first use (seeded, nothing generated yet), the first call (a refill), a
 //! forced reseed, the first call after it, thousands of calls, and the budget's
 //! scheduled reseeds. At each it records its state's secrets (after a seeding
 //! the key is the fresh seed itself) and waits, blocked, while the test's main
@@ -36,6 +37,9 @@
 //! kernel's register spills (AES with VAES: the pool's last 32 output bytes, 24
 //! of them unread, at the first call) or the slow path's own temporaries (the
 //! ChaCha engine: the first bytes of a refill, after the scheduled reseeds).
+//! Without the shallow scrub alone (`.ci/mutants/short-batch-unscrubbed.patch`),
+//! the thread whose first call is a `u64()`: a window of the short batch on
+//! its stack (AES-NI, issue 34).
 #![cfg(any(target_os = "linux", target_os = "android"))]
 
 #[cfg(ratchet_rng_inspect)]
@@ -293,6 +297,34 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                     scanned.recv().unwrap();
                     pages
                 };
+                // A thread whose first call is a `u64()`: the lite mix, a short
+                // batch (sixteen AES blocks, where the engine is AES) and the
+                // shallow stack scrub. Its own channel for the scan's answer,
+                // relayed by this thread.
+                {
+                    let to_scanner = to_scanner.clone();
+                    let (relay, relayed) = mpsc::channel::<()>();
+                    std::thread::scope(|inner| {
+                        inner.spawn(move || {
+                            deep(|| {
+                                let _ = ratchet_rng::u64();
+                            });
+                            let pages = secrets.lock().unwrap().snap();
+                            let here = 0u8;
+                            to_scanner
+                                .send(Checkpoint {
+                                    step: "a thread's first u64() (a short batch)",
+                                    pages: [(pages.address, pages.len), pages.buffer],
+                                    stack: std::hint::black_box(&raw const here).addr(),
+                                    planted: Vec::new(),
+                                })
+                                .unwrap();
+                            relayed.recv().unwrap();
+                        });
+                        scanned.recv().unwrap();
+                        relay.send(()).unwrap();
+                    });
+                }
                 // The first use: seeded without a refill (an empty request), so
                 // the key is the seed itself, as right after any seeding.
                 deep(|| ratchet_rng::fill(&mut []));
@@ -363,7 +395,7 @@ fn no_key_or_unread_output_outside_the_state_pages() {
             unfound.is_empty(),
             "copies planted on purpose were not found (the scan proves nothing): {unfound:?}"
         );
-        assert_eq!(steps, 8, "the thread stopped early");
+        assert_eq!(steps, 9, "the thread stopped early");
         let s = secrets.into_inner().unwrap();
         assert!(s.len() > 1000, "only {} windows", s.len());
         // The thread is gone and its state unmapped: nowhere at all.
