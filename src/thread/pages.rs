@@ -195,15 +195,23 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
     None
 }
 
-/// Gives back the slot whose state is at `state`: `wipe` is handed its
-/// buffer first (the caller zeroes both pieces there; nothing uses them
-/// afterwards), then the slot is free. Nothing happens if no slot's state is
-/// at `state`.
-pub(crate) fn give(state: *mut u8, stride: Stride, wipe: impl FnOnce(*mut u8)) {
-    if let Some((slab, slot, (_, buffer))) = slots(stride).find(|&(_, _, (at, _))| at == state) {
-        wipe(buffer);
-        slab.taken.fetch_and(!(1 << slot), Ordering::Release);
-    }
+/// Gives back the slot whose state is at `state` (wiped by the caller, not
+/// used afterwards).
+pub(crate) fn give(state: *mut u8, stride: Stride) {
+    let _ = slots(stride).any(|(slab, slot, (at, _))| {
+        let mine = at == state;
+        if mine {
+            slab.taken.fetch_and(!(1 << slot), Ordering::Release);
+        }
+        mine
+    });
+}
+
+/// The buffer of the slot whose state is at `state` (null if none is).
+pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
+    slots(stride)
+        .find(|&(_, _, (at, _))| at == state)
+        .map_or(ptr::null_mut(), |(_, _, (_, buffer))| buffer)
 }
 
 /// Every slot of every slab made: (its slab, its index, its state and buffer).

@@ -642,29 +642,26 @@ impl Drop for Owner {
         let page = set_page(destroyed());
         inject!(DropPageTaken);
         if is_page(page) {
-            // Its buffer is found from the slab, not `BUFFER`: on Windows that
-            // thread-local may read null by now, in the middle of thread-local
-            // destruction.
-            super::pages::give(page.cast(), stride(), |buffer| {
-                let buffer = buffer.cast::<BufferPage>();
-                // SAFETY: this thread's page and its buffer. No call can reach
-                // them any more: the mark is set for good (above, fenced: the
-                // compiler cannot sink that store below these writes), and
-                // `PAGE` says "destroyed"; a handler that ran before the mark
-                // finished its call.
-                unsafe {
-                    let used = (*page).state.release(&mut (*buffer).buffer);
-                    let headers = [&(*page).header, &(*buffer).header];
-                    // A buffer never written is not touched (faulted in) now.
-                    for header in &headers[..1 + usize::from(used)] {
-                        header.left.store(0, Ordering::Relaxed);
-                        header.live.store(0, Ordering::Relaxed);
-                        header.record(Generation { vm: 0, explicit: 0 });
-                    }
+            // SAFETY: this thread's page. No call can reach it any more: the
+            // mark is set for good (above, fenced: the compiler cannot sink that
+            // store below these writes), and `PAGE` says "destroyed"; a handler
+            // that ran before the mark finished its call. Its buffer is found
+            // from the slab, not `BUFFER`: on Windows that thread-local may
+            // read null by now, in the middle of thread-local destruction.
+            unsafe {
+                let buffer = super::pages::buffer_of(page.cast(), stride()).cast::<BufferPage>();
+                let used = (*page).state.release(&mut (*buffer).buffer);
+                let headers = [&(*page).header, &(*buffer).header];
+                // A buffer never written is not touched (faulted in) now.
+                for header in &headers[..1 + usize::from(used)] {
+                    header.left.store(0, Ordering::Relaxed);
+                    header.live.store(0, Ordering::Relaxed);
+                    header.record(Generation { vm: 0, explicit: 0 });
                 }
-                // Wiped, not yet released: a handler is served by the OS.
-                inject!(DropWiped);
-            });
+            }
+            // Wiped, not yet released: a handler is served by the OS.
+            inject!(DropWiped);
+            super::pages::give(page.cast(), stride());
         }
     }
 }
