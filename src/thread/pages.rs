@@ -91,9 +91,10 @@ fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
 /// `vm.overcommit_memory=2` they still do: that mode ignores it).
 #[cfg(unix)]
 fn map(len: usize) -> Option<*mut u8> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // (Not under Miri, whose `mmap` takes no other flag.)
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     const UNMERGED: libc::c_int = libc::MAP_NORESERVE;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     const UNMERGED: libc::c_int = 0;
     // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
     // we (or anyone) own is affected; failure is reported as `MAP_FAILED`.
