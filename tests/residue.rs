@@ -281,50 +281,40 @@ fn no_key_or_unread_output_outside_the_state_pages() {
         std::thread::scope(|scope| {
             let secrets = &secrets;
             scope.spawn(move || {
-                // Records the state's secrets (through the hook), then waits
-                // while the main thread scans.
-                let checkpoint = |step, planted: &[usize]| {
-                    let pages = secrets.lock().unwrap().snap();
-                    let here = 0u8;
-                    to_scanner
-                        .send(Checkpoint {
-                            step,
-                            pages: [(pages.address, pages.len), pages.buffer],
-                            stack: std::hint::black_box(&raw const here).addr(),
-                            planted: planted.to_vec(),
-                        })
-                        .unwrap();
-                    scanned.recv().unwrap();
-                    pages
-                };
+                // Records the calling thread's secrets (through the hook), then
+                // waits for `answer` while the main thread scans.
+                let stop_at =
+                    |answer: &mpsc::Receiver<()>, step: &'static str, planted: &[usize]| {
+                        let pages = secrets.lock().unwrap().snap();
+                        let here = 0u8;
+                        to_scanner
+                            .send(Checkpoint {
+                                step,
+                                pages: [(pages.address, pages.len), pages.buffer],
+                                stack: std::hint::black_box(&raw const here).addr(),
+                                planted: planted.to_vec(),
+                            })
+                            .unwrap();
+                        answer.recv().unwrap();
+                        pages
+                    };
+                let checkpoint = |step, planted: &[usize]| stop_at(&scanned, step, planted);
                 // A thread whose first call is a `u64()`: the lite mix, a short
                 // batch (sixteen AES blocks, where the engine is AES) and the
                 // shallow stack scrub. Its own channel for the scan's answer,
                 // relayed by this thread.
-                {
-                    let to_scanner = to_scanner.clone();
-                    let (relay, relayed) = mpsc::channel::<()>();
-                    std::thread::scope(|inner| {
-                        inner.spawn(move || {
-                            deep(|| {
-                                let _ = ratchet_rng::u64();
-                            });
-                            let pages = secrets.lock().unwrap().snap();
-                            let here = 0u8;
-                            to_scanner
-                                .send(Checkpoint {
-                                    step: "a thread's first u64() (a short batch)",
-                                    pages: [(pages.address, pages.len), pages.buffer],
-                                    stack: std::hint::black_box(&raw const here).addr(),
-                                    planted: Vec::new(),
-                                })
-                                .unwrap();
-                            relayed.recv().unwrap();
+                let (relay, relayed) = mpsc::channel::<()>();
+                std::thread::scope(|inner| {
+                    let stop_at = &stop_at;
+                    inner.spawn(move || {
+                        deep(|| {
+                            let _ = ratchet_rng::u64();
                         });
-                        scanned.recv().unwrap();
-                        relay.send(()).unwrap();
+                        stop_at(&relayed, "a thread's first u64() (a short batch)", &[]);
                     });
-                }
+                    scanned.recv().unwrap();
+                    relay.send(()).unwrap();
+                });
                 // The first use: seeded without a refill (an empty request), so
                 // the key is the seed itself, as right after any seeding.
                 deep(|| ratchet_rng::fill(&mut []));
