@@ -7,8 +7,10 @@
 //! Under Miri (`cfg(miri)`), where one 4 KiB pool of the portable AES takes
 //! half a minute: the vectors of the other generators at three paths, fewer
 //! threads, and `fork` on one sponge and one ChaCha generator; the whole file
-//! is rendered, and the rayon job run, in the native runs only (Miri reports
-//! undefined behaviour in rayon's `crossbeam-epoch` under Stacked Borrows).
+//! is rendered, docs/DERIVATION.md checked against it (text only, over a
+//! minute interpreted) and the rayon job run, in the native runs only (Miri
+//! reports undefined behaviour in rayon's `crossbeam-epoch` under Stacked
+//! Borrows).
 
 mod common;
 
@@ -404,6 +406,10 @@ const DERIVATION_MD: &str = include_str!("../docs/DERIVATION.md");
 /// docs/DERIVATION.md shows every line of the vector file, in order, and says
 /// how many there are.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "compares two texts and runs no code of the crate: over a minute under Miri"
+)]
 fn derivation_doc_shows_every_vector() {
     let file: Vec<&str> = VECTORS
         .lines()
