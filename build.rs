@@ -13,11 +13,16 @@
 //! | `RATCHET_RNG_NO_AES`         | `0`/`1`          | `ratchet_rng_no_aes`                 |
 //! | `RATCHET_RNG_NO_SHA3`        | `0`/`1`          | `ratchet_rng_no_sha3`                |
 //! | `RATCHET_RNG_INSPECT`        | `0`/`1`          | `ratchet_rng_inspect`: test-only introspection of secret state (`ratchet_rng::__inspect`, hidden) |
+//! | `RATCHET_RNG_PORTABLE32`     | `0`/`1`          | `ratchet_rng_portable32`: the 32-bit cores' portable kernels on any target |
+//! | `RATCHET_RNG_KECCAK_LAZY`    | `0`/`1`          | `ratchet_rng_keccak_lazy`: the written-out 32-bit Keccak rounds on any target |
 //!
 //! `ratchet_rng_inspect` is a cfg, not a Cargo feature, on purpose: features unify
 //! across a dependency tree, so any crate could switch introspection of secret state
 //! on for every user; an environment variable or `RUSTFLAGS` is set only by whoever
 //! runs the build.
+//!
+//! The last two are what CI's Valgrind runs check on x86_64; as variables they
+//! rebuild this crate only, where `RUSTFLAGS` rebuilds every dependency.
 //!
 //! The same cfgs may be given directly through `RUSTFLAGS` (`--cfg
 //! 'ratchet_rng_backend="soft"'`); an environment variable that says the opposite of
@@ -27,12 +32,14 @@ use std::env;
 use std::process::exit;
 
 /// The on/off switches: (environment variable, cfg name).
-const SWITCHES: [(&str, &str); 5] = [
+const SWITCHES: [(&str, &str); 7] = [
     ("RATCHET_RNG_NO_AVX512", "ratchet_rng_no_avx512"),
     ("RATCHET_RNG_NO_AVX2", "ratchet_rng_no_avx2"),
     ("RATCHET_RNG_NO_AES", "ratchet_rng_no_aes"),
     ("RATCHET_RNG_NO_SHA3", "ratchet_rng_no_sha3"),
     ("RATCHET_RNG_INSPECT", "ratchet_rng_inspect"),
+    ("RATCHET_RNG_PORTABLE32", "ratchet_rng_portable32"),
+    ("RATCHET_RNG_KECCAK_LAZY", "ratchet_rng_keccak_lazy"),
 ];
 
 fn fail(message: &str) -> ! {
@@ -115,7 +122,18 @@ fn main() {
 /// One cfg per SIMD backend family, on when the target has the family and no
 /// switch removes it, so the code names the family (`cfg(ratchet_rng_x86_avx512)`)
 /// instead of repeating the target and switch conditions at every use.
-fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _inspect]: [bool; 5]) {
+fn emit_backend_families(
+    soft: bool,
+    [
+        no_avx512,
+        no_avx2,
+        no_aes,
+        no_sha3,
+        _inspect,
+        portable32_switch,
+        lazy_switch,
+    ]: [bool; 7],
+) {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let little_endian = env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
     // The target's baseline features (and any `-C target-feature` in RUSTFLAGS),
@@ -161,15 +179,15 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
         }
     }
 
-    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_portable32)");
-    if portable32 {
+    // (A switch emitted the cfg already.)
+    if portable32 && !portable32_switch {
         println!("cargo::rustc-cfg=ratchet_rng_portable32");
     }
 
     // The Thumb-2 assembly S-box of the 32-bit AES kernel (`aes/arm_thumb2.rs`):
     // the M-profile cores with Thumb-2, named by the target (rustc does not
     // report `thumb2` as a target feature on stable). Not with `--cfg
-    // ratchet_rng_portable32` alone: that is for other targets.
+    // ratchet_rng_portable32` (or its switch) alone: that is for other targets.
     let target = env::var("TARGET").unwrap_or_default();
     let thumb2 = arch == "arm"
         && ["thumbv7m-", "thumbv7em-", "thumbv8m.main-"]
@@ -193,9 +211,8 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, _insp
     // opt-level 3), and where the build asks for speed (opt-level 2 and 3): about
     // 15 KiB more code, not wanted at "s" or "z". `--cfg ratchet_rng_keccak_lazy`
     // in RUSTFLAGS selects it on any target and opt-level.
-    println!("cargo::rustc-check-cfg=cfg(ratchet_rng_keccak_lazy)");
     let opt_level = env::var("OPT_LEVEL").unwrap_or_default();
-    if arch == "arm" && (opt_level == "2" || opt_level == "3") {
+    if arch == "arm" && (opt_level == "2" || opt_level == "3") && !lazy_switch {
         println!("cargo::rustc-cfg=ratchet_rng_keccak_lazy");
     }
 }
