@@ -122,18 +122,7 @@ fn main() {
 /// One cfg per SIMD backend family, on when the target has the family and no
 /// switch removes it, so the code names the family (`cfg(ratchet_rng_x86_avx512)`)
 /// instead of repeating the target and switch conditions at every use.
-fn emit_backend_families(
-    soft: bool,
-    [
-        no_avx512,
-        no_avx2,
-        no_aes,
-        no_sha3,
-        _inspect,
-        portable32_switch,
-        lazy_switch,
-    ]: [bool; 7],
-) {
+fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, ..]: [bool; 7]) {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let little_endian = env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("little");
     // The target's baseline features (and any `-C target-feature` in RUSTFLAGS),
@@ -163,8 +152,9 @@ fn emit_backend_families(
     // The portable kernels for 32-bit cores (`aes/fixslice32.rs`, the
     // bit-interleaved lanes of `keccak/interleaved32.rs`), chosen at compile time
     // where `u32` is the widest native integer: 32-bit targets but WebAssembly,
-    // whose `i64` is native. `--cfg ratchet_rng_portable32` in RUSTFLAGS selects
-    // them on any target (x86_64 runs of Valgrind and Miri).
+    // whose `i64` is native. `RATCHET_RNG_PORTABLE32=1` (or the cfg in RUSTFLAGS)
+    // selects them on any target (x86_64 runs of Valgrind and Miri). A cfg given
+    // twice is one cfg.
     let pointer_width = env::var("CARGO_CFG_TARGET_POINTER_WIDTH").unwrap_or_default();
     let portable32 = pointer_width == "32" && arch != "wasm32";
     // The 32-bit Keccak kernel as a backend of its own where `soft` runs `u64`
@@ -179,8 +169,7 @@ fn emit_backend_families(
         }
     }
 
-    // (A switch emitted the cfg already.)
-    if portable32 && !portable32_switch {
+    if portable32 {
         println!("cargo::rustc-cfg=ratchet_rng_portable32");
     }
 
@@ -209,10 +198,10 @@ fn emit_backend_families(
     // `bic` rotate an operand for free (on RV32 without Zbb every carried
     // rotation costs three instructions: 72 -> 116 instructions a byte at
     // opt-level 3), and where the build asks for speed (opt-level 2 and 3): about
-    // 15 KiB more code, not wanted at "s" or "z". `--cfg ratchet_rng_keccak_lazy`
-    // in RUSTFLAGS selects it on any target and opt-level.
+    // 15 KiB more code, not wanted at "s" or "z". `RATCHET_RNG_KECCAK_LAZY=1` (or
+    // the cfg in RUSTFLAGS) selects it on any target and opt-level.
     let opt_level = env::var("OPT_LEVEL").unwrap_or_default();
-    if arch == "arm" && (opt_level == "2" || opt_level == "3") && !lazy_switch {
+    if arch == "arm" && (opt_level == "2" || opt_level == "3") {
         println!("cargo::rustc-cfg=ratchet_rng_keccak_lazy");
     }
 }
