@@ -58,17 +58,33 @@ const LEAF1_DONE: u32 = 1 << 30;
 /// Set in the cache once leaves 0 and 7 and XGETBV were read too.
 const DETECTED: u32 = 1 << 31;
 
+/// The detected features and the stages done ([`LEAF1_DONE`], [`DETECTED`]).
+static CACHE: AtomicU32 = AtomicU32::new(0);
+
 /// Whether the CPU (and OS) has every feature of `bits`, detected at run
-/// time; always false where CPUID cannot be executed.
+/// time; always false where CPUID cannot be executed. After the first call of
+/// each stage, one load (inlined: the thread-local generator asks several
+/// times per seeding).
+#[inline]
 pub(crate) fn has(bits: u32) -> bool {
-    features(bits & !LEAF1_BITS != 0) & bits == bits
+    let stage = if bits & !LEAF1_BITS != 0 {
+        DETECTED
+    } else {
+        LEAF1_DONE
+    };
+    let mut cached = CACHE.load(Relaxed);
+    if cached & stage == 0 {
+        cached = detect(stage == DETECTED);
+    }
+    cached & bits == bits
 }
 
 /// The detected features, from the cache or (first call of each stage) the
 /// CPU: leaf 1's, and the rest too when `all`. Two threads may both run a
 /// stage; they merge the same answer.
-fn features(all: bool) -> u32 {
-    static CACHE: AtomicU32 = AtomicU32::new(0);
+#[cold]
+#[inline(never)]
+fn detect(all: bool) -> u32 {
     let mut cached = CACHE.load(Relaxed);
     if cached & LEAF1_DONE == 0 {
         cached |= leaf1() | LEAF1_DONE;
