@@ -103,6 +103,12 @@ pub enum Point {
     SlowAfterLive,
     /// The process's fork protection decided by this thread, not yet stored.
     DecideVerdict,
+    /// First use, the seed reserve (`pages.rs`): refilled from the OS, not
+    /// yet published.
+    ReserveFilled,
+    /// First use, the seed reserve: a seed taken and wiped there, `left`
+    /// stored, before the re-check.
+    ReserveTaken,
     /// Thread exit: the destructor entered, nothing stored yet.
     DropEntered,
     /// Thread exit: between the destructor's two stores (`SLOT`, then `PAGE`).
@@ -118,7 +124,7 @@ pub enum Point {
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 24] = [
+    pub const ALL: [Point; 26] = [
         Point::TakeSlotRead,
         Point::TakeCopied,
         Point::TakeBeforeLive,
@@ -138,6 +144,8 @@ impl Point {
         Point::SlowBeforeLive,
         Point::SlowAfterLive,
         Point::DecideVerdict,
+        Point::ReserveFilled,
+        Point::ReserveTaken,
         Point::DropEntered,
         Point::DropClosed,
         Point::DropPageTaken,
@@ -394,6 +402,22 @@ pub fn thread_cpu_random_mixes() -> u64 {
     crate::thread::generator::CPU_RANDOM_MIXES
         .try_with(core::cell::Cell::get)
         .unwrap_or(0)
+}
+
+/// This thread's seeds taken from the process's seed reserve, and a
+/// fingerprint (64 bits folded from it) of the last one.
+#[cfg(feature = "thread_rng")]
+pub fn thread_reserved_seeds() -> (u64, u64) {
+    crate::thread::pages::RESERVED_TAKES
+        .try_with(core::cell::Cell::get)
+        .unwrap_or((0, 0))
+}
+
+/// The seed reserve's seeds not yet taken, and how many of those are all
+/// zeros (`(0, 0)` while another thread is in it).
+#[cfg(feature = "thread_rng")]
+pub fn reserve_audit() -> (usize, usize) {
+    crate::thread::pages::reserve_audit()
 }
 
 /// How many times this thread's generator has been (re)seeded successfully.

@@ -25,7 +25,7 @@ macro_rules! inject {
 pub(crate) mod fork;
 pub(crate) mod generation;
 pub(crate) mod generator;
-mod pages;
+pub(crate) mod pages;
 mod state;
 pub(crate) mod storage;
 

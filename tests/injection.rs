@@ -76,9 +76,11 @@ const SPARES: [&str; 1] = ["kept"];
 #[cfg(ratchet_rng_inspect)]
 const MAX_FIRES: usize = 3;
 
-/// Points reached only through an open fast path (not where every call takes
-/// the slow path: no working wipe, as under qemu-user).
-const FAST_PATH_ONLY: [&str; 6] = [
+/// Points reached only through an open fast path or the seed reserve (not
+/// where every call takes the slow path: no working wipe, as under qemu-user).
+const FAST_PATH_ONLY: [&str; 8] = [
+    "ReserveFilled",
+    "ReserveTaken",
     "TakeCopied",
     "TakeBeforeLive",
     "TakeAfterLive",
@@ -281,6 +283,8 @@ point_tests! {
     slow_before_live => "SlowBeforeLive",
     slow_after_live => "SlowAfterLive",
     decide_verdict => "DecideVerdict",
+    reserve_filled => "ReserveFilled",
+    reserve_taken => "ReserveTaken",
     drop_entered => "DropEntered",
     drop_closed => "DropClosed",
     drop_page_taken => "DropPageTaken",
@@ -385,6 +389,122 @@ fn a_thread_that_draws_once_leaves_its_buffer_untouched() {
         (o.get("first"), o.get("after_refill") > 0),
         (0, true),
         "resident pages of the buffer (after one u64(), after a refill > 0)"
+    );
+}
+
+/// Issue 34: a new thread's first seeding takes 32 bytes from the process's
+/// reserve of OS bytes (fetched 8 seeds at a time) where every child, however
+/// made, finds that reserve wiped. Across a libc `fork`, a new thread in the
+/// parent and one in the child take different seeds, and each thread took
+/// one (so the reserve was exercised); the child's reserve holds no zero
+/// seed. Where the wipe is not believed (simulated; an emulator), no thread
+/// takes from it. Both without the droppable generation word, whose wipe
+/// would move the child's generation, after which no first use takes from
+/// the reserve at all (Linux 6.11+; an older kernel is what this imitates). Shown to fail with the reserve outside the wiped slab
+/// (`.ci/mutants/reserve-outside-the-slab.patch`: the child's and the
+/// parent's new threads take the same seed) and with the reserve used
+/// whatever the fork protection (`.ci/mutants/reserve-unbelieved.patch`).
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn reserve_seeds_are_never_shared_with_a_child() {
+    let o = run_whole("reserve_fork:believed");
+    let takes = ["main_takes", "first_takes", "parent_takes", "child_takes"].map(|k| o.get(k));
+    if o.text("protection") != "Wipe" {
+        assert_eq!(
+            takes, [0; 4],
+            "seeds taken where the wipe is not believed: {o:?}"
+        );
+        eprintln!(
+            "the reserve is not used here (protection {}): none taken",
+            o.text("protection")
+        );
+    } else {
+        assert_eq!(
+            (
+                takes,
+                o.get("same_print"),
+                o.get("first_is_parent"),
+                o.get("child_zero_seeds")
+            ),
+            ([1; 4], 0, 0, 0),
+            "(seeds taken by: the main thread, a thread before the fork, one in the parent \
+             after it, one in the child; the child's seed equal to the parent's; the first \
+             thread's equal to the parent's; zero seeds in the child's reserve)"
+        );
+    }
+    let o = run_whole("reserve_fork:unbelieved");
+    assert_eq!(o.text("protection"), "PidCheck");
+    assert_eq!(
+        ["main_takes", "first_takes", "parent_takes", "child_takes"].map(|k| o.get(k)),
+        [0; 4],
+        "seeds taken from the reserve where the wipe is not believed (main thread, a thread, \
+         one in the parent after a fork, one in the child)"
+    );
+}
+
+/// Issue 34: the reserve serves a thread's first seeding only, in a
+/// generation that never moved: the seedings after `reseed_all_threads()`
+/// (this thread's, a new thread's first use) and a forced reseed ask the OS.
+/// Its seeds may predate a restore the process saw. Shown to fail with the
+/// reserve serving every seeding (`.ci/mutants/reserve-every-seeding.patch`).
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn a_moved_generation_never_takes_from_the_reserve() {
+    let o = run_whole("reserve_after_bump");
+    let first = usize::from(o.text("protection") == "Wipe");
+    assert_eq!(
+        [
+            "first",
+            "after_bump",
+            "new_thread",
+            "after_reseed",
+            "reseeds"
+        ]
+        .map(|k| o.get(k)),
+        [first, first, 0, first, 3],
+        "(seeds this thread took from the reserve: at its first use, after the bump, after \
+         a forced reseed; a new thread after the bump; this thread's seedings), protection {}",
+        o.text("protection")
+    );
+}
+
+/// Issue 34: a fork between the reserve's refill and its publication
+/// (`ReserveFilled`) leaves a child whose reserve the kernel wiped; the
+/// child's interrupted first use must then publish nothing (the reserve's
+/// `live` word, which the wipe zeroes), so that no later thread in the child
+/// takes an all-zero seed. Shown to fail without that re-check
+/// (`.ci/mutants/reserve-no-live-check.patch`: the child's reserve claims 7
+/// seeds, all zeros). Where the wipe is not believed the reserve is not used
+/// and the check says it skipped.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn a_fork_in_the_middle_of_a_refill_leaves_the_child_no_zero_seed() {
+    let o = run_whole("reserve_mid_refill");
+    if o.text("protection") != "Wipe" {
+        assert_eq!(o.get("forked"), 0, "{o:?}");
+        eprintln!(
+            "SKIPPED: the reserve is not used here (protection {})",
+            o.text("protection")
+        );
+        return;
+    }
+    assert_eq!(
+        [
+            "forked",
+            "main_takes",
+            "left",
+            "zero_seeds",
+            "child_left",
+            "child_zero_seeds",
+            "child_main_takes",
+            "child_takes",
+            "child_zero_print",
+        ]
+        .map(|k| o.get(k)),
+        [1, 1, 7, 0, 0, 0, 0, 1, 0],
+        "(forked at the refill; the parent: seeds taken, left, zero seeds among them; the \
+         child: left, zero seeds, taken by the interrupted first use, taken by a new \
+         thread, that seed all zeros)"
     );
 }
 
@@ -866,6 +986,15 @@ mod scenario {
         if spec == "raw_fork_no_droppable" {
             return raw_fork_no_droppable();
         }
+        if let Some(believed) = spec.strip_prefix("reserve_fork:") {
+            return reserve_fork(believed == "believed");
+        }
+        if spec == "reserve_mid_refill" {
+            return reserve_mid_refill();
+        }
+        if spec == "reserve_after_bump" {
+            return reserve_after_bump();
+        }
         let mut parts = spec.split(':');
         let (point, kind, spare) = (
             parts.next().unwrap(),
@@ -1068,6 +1197,164 @@ mod scenario {
             __inspect::protection().unwrap_or("undecided"),
             mine.len(),
             child_values.len(),
+        );
+    }
+
+    // --- issue 34: the seed reserve across a fork -----------------------------
+
+    /// A new thread's first `u64()`, and what it took from the reserve:
+    /// (seeds taken, the last one's fingerprint).
+    fn new_thread_takes() -> (u64, u64) {
+        std::thread::spawn(|| {
+            let _ = ratchet_rng::u64();
+            __inspect::thread_reserved_seeds()
+        })
+        .join()
+        .unwrap()
+    }
+
+    /// Sends `words` through `fd` (one write) and `_exit`s.
+    fn report_and_exit(fd: libc::c_int, words: &[u64]) -> ! {
+        let bytes = size_of_val(words);
+        // SAFETY: `words` holds `bytes` initialised bytes; then leave at once.
+        unsafe {
+            let written = libc::write(fd, words.as_ptr().cast(), bytes);
+            libc::_exit(if written == bytes as isize { 0 } else { 1 })
+        }
+    }
+
+    /// Reads `N` words from `fd` and reaps the child `pid` (zeros if it sent
+    /// nothing).
+    fn child_words<const N: usize>(fd: libc::c_int, pid: libc::pid_t) -> [u64; N] {
+        let mut words = [0u64; N];
+        // SAFETY: our pipe's read end and a valid buffer.
+        unsafe { libc::read(fd, words.as_mut_ptr().cast(), size_of_val(&words)) };
+        let mut status = 0;
+        // SAFETY: our own child; a valid out-pointer.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        words
+    }
+
+    /// The main thread's first use fills the reserve and takes a seed, a new
+    /// thread takes the next; then a libc `fork` (single-threaded), after
+    /// which a new thread in the parent and one in the child each take one.
+    /// Where the wipe is not `believed` (simulated: the first slab is not
+    /// advised, as under an emulator), no thread may take any.
+    fn reserve_fork(believed: bool) {
+        // A child's wiped droppable word moves its generation, after which no
+        // first use takes from the reserve (Linux 6.11+): without it, the
+        // child's new thread does, as on older kernels.
+        __inspect::without_droppable_page();
+        if !believed {
+            __inspect::simulate_wipe_verdict(Some(false));
+        }
+        let _ = ratchet_rng::u64();
+        let main = __inspect::thread_reserved_seeds();
+        let first = new_thread_takes();
+        let mut fds = [0; 2];
+        // SAFETY: a valid out-array of two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: one thread; the child draws on a new thread, reports, `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let (takes, print) = new_thread_takes();
+            let (left, zeros) = __inspect::reserve_audit();
+            report_and_exit(fds[1], &[takes, print, left as u64, zeros as u64]);
+        }
+        let parent = new_thread_takes();
+        let [child_takes, child_print, child_left, child_zeros] = child_words::<4>(fds[0], pid);
+        println!(
+            "INJECTION-RESULT protection={} main_takes={} first_takes={} parent_takes={} \
+             child_takes={child_takes} same_print={} first_is_parent={} child_left={child_left} \
+             child_zero_seeds={child_zeros}",
+            __inspect::protection().unwrap_or("undecided"),
+            main.0,
+            first.0,
+            parent.0,
+            u8::from(child_print == parent.1),
+            u8::from(first.1 == parent.1),
+        );
+    }
+
+    /// Seeds taken from the reserve: by a first use, then by the seedings a
+    /// moved generation forces (this thread's, a new thread's first use) and
+    /// a forced reseed.
+    fn reserve_after_bump() {
+        let _ = ratchet_rng::u64();
+        let first = __inspect::thread_reserved_seeds().0;
+        ratchet_rng::reseed_all_threads();
+        let _ = ratchet_rng::u64();
+        let after_bump = __inspect::thread_reserved_seeds().0;
+        let new_thread = new_thread_takes().0;
+        ratchet_rng::rng().reseed().expect("reseed");
+        println!(
+            "INJECTION-RESULT protection={} first={first} after_bump={after_bump} \
+             new_thread={new_thread} after_reseed={} reseeds={}",
+            __inspect::protection().unwrap_or("undecided"),
+            __inspect::thread_reserved_seeds().0,
+            __inspect::thread_reseeds(),
+        );
+    }
+
+    static FORKED_AT_REFILL: AtomicI32 = AtomicI32::new(-1);
+
+    /// Forks at `ReserveFilled`, once (the main thread, single-threaded).
+    fn fork_at_refill(point: Point) {
+        if point == Point::ReserveFilled && FORKED_AT_REFILL.load(Ordering::Relaxed) == -1 {
+            // SAFETY: one thread; the child goes on with the interrupted
+            // first use, then reports and `_exit`s.
+            let pid = unsafe { libc::fork() };
+            FORKED_AT_REFILL.store(pid, Ordering::Relaxed);
+        }
+    }
+
+    /// A fork lands between the reserve's refill and its publication: the
+    /// child's reserve is wiped, and what the child's interrupted first use
+    /// goes on to store must not make it claim seeds (zeros) it does not have.
+    fn reserve_mid_refill() {
+        let mut fds = [0; 2];
+        // SAFETY: a valid out-array of two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // As in `reserve_fork`: the child's new thread then uses the reserve.
+        __inspect::without_droppable_page();
+        __inspect::set_injection_hook(Some(fork_at_refill));
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(None);
+        let main = __inspect::thread_reserved_seeds();
+        let (left, zeros) = __inspect::reserve_audit();
+        let pid = FORKED_AT_REFILL.load(Ordering::Relaxed);
+        if pid == 0 {
+            let (takes, print) = new_thread_takes();
+            report_and_exit(
+                fds[1],
+                &[
+                    left as u64,
+                    zeros as u64,
+                    main.0,
+                    takes,
+                    u64::from(print == 0),
+                ],
+            );
+        }
+        let [
+            child_left,
+            child_zeros,
+            child_main,
+            child_takes,
+            child_zero_print,
+        ] = if pid > 0 {
+            child_words::<5>(fds[0], pid)
+        } else {
+            [u64::MAX; 5]
+        };
+        println!(
+            "INJECTION-RESULT protection={} forked={} main_takes={} left={left} \
+             zero_seeds={zeros} child_left={child_left} child_zero_seeds={child_zeros} \
+             child_main_takes={child_main} child_takes={child_takes} \
+             child_zero_print={child_zero_print}",
+            __inspect::protection().unwrap_or("undecided"),
+            u8::from(pid > 0),
+            main.0,
         );
     }
 

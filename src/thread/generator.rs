@@ -204,8 +204,10 @@ impl LiteClocks {
 }
 
 /// The OS generator's bytes for a reseed (the inspection builds can make every
-/// process get the same ones: [`SAME_OS_SEEDS`]).
-fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
+/// process get the same ones: [`SAME_OS_SEEDS`]): at a thread's `first` seeding,
+/// from the process's reserve of them where it can serve (`pages.rs`), which
+/// fetches them several at a time.
+fn os_seed(seed: &mut [u8; 32], first: bool) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
     if FAIL_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
         return Err(OsError::new(getrandom::Error::UNSUPPORTED));
@@ -213,6 +215,9 @@ fn os_seed(seed: &mut [u8; 32]) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
     if SAME_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
         seed.fill(0x5A);
+        return Ok(());
+    }
+    if first && super::pages::reserved_seed(seed) {
         return Ok(());
     }
     crate::os::fill(seed)
@@ -308,7 +313,7 @@ impl Generator {
         } else {
             Depth::Shallow
         });
-        let result = os_seed(&mut self.seed);
+        let result = os_seed(&mut self.seed, mix == Mix::Lite);
         let mut lite_pending = false;
         if result.is_ok() && mix == Mix::Lite {
             let clocks = generation::cheap_clocks();

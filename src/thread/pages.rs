@@ -10,9 +10,15 @@
 //! thread's first call makes no system call unless every slab is full.
 //! Lock-free (one bit per slot), so a fork at any point leaves the child a
 //! consistent picture: the slots of the parent's other threads stay taken.
+//!
+//! The first slab's slot 0 holds the seed reserve ([`reserved_seed`]): OS bytes
+//! fetched [`RESERVE_SEEDS`] seeds at a time, each handed to one new thread's
+//! first seeding and wiped as it is, so that most new threads make no system
+//! call at all (glibc's vDSO `getrandom` keeps its per-thread states, keys
+//! included, across threads for the same reason).
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering, compiler_fence};
 
 /// States per slab: one bit each in [`Slab::taken`] (64 on 64-bit systems; a
 /// word, so that systems without 64-bit atomics need none).
@@ -32,13 +38,44 @@ struct Slab {
     advice: AtomicU8,
 }
 
-static SLABS: [Slab; MAX_SLABS] = [const {
-    Slab {
-        base: AtomicPtr::new(ptr::null_mut()),
-        taken: AtomicUsize::new(0),
-        advice: AtomicU8::new(0),
-    }
-}; MAX_SLABS];
+/// The first slab's slot 0 is never a thread's: its state's bytes hold the
+/// seed reserve (in the page the first threads' states share, so that it
+/// faults in nothing more), its buffer is never touched.
+static SLABS: [Slab; MAX_SLABS] = {
+    let mut slabs = [const {
+        Slab {
+            base: AtomicPtr::new(ptr::null_mut()),
+            taken: AtomicUsize::new(0),
+            advice: AtomicU8::new(0),
+        }
+    }; MAX_SLABS];
+    slabs[0].taken = AtomicUsize::new(1);
+    slabs
+};
+
+/// Seeds fetched from the OS at once for the reserve (one `getrandom` call
+/// of 256 bytes: at most 256 bytes never come back short on Linux).
+const RESERVE_SEEDS: usize = 8;
+
+/// The seed reserve, in place of the first slab's slot 0's state (wiped in a
+/// forked child as the thread states are). All zeros is a valid value: empty.
+#[repr(C, align(64))]
+struct Reserve {
+    /// 1 while a thread refills or takes (any other caller asks the OS).
+    busy: AtomicUsize,
+    /// [`LIVE`] from a refill on, until a fork's wipe zeroes it: a thread
+    /// whose refill or take straddled a fork finds it 0 and publishes nothing.
+    live: AtomicUsize,
+    /// Seeds not yet taken: `seeds[..left]` (every other seed is zeros).
+    left: AtomicUsize,
+    seeds: [[u8; 32]; RESERVE_SEEDS],
+}
+
+/// [`Reserve::live`]'s value (any nonzero pattern: a wiped page reads 0).
+const LIVE: usize = 0x5EED_11FE;
+
+/// The first slab's reserve, set when that slab is published (null before).
+static RESERVE: AtomicPtr<Reserve> = AtomicPtr::new(ptr::null_mut());
 
 /// The system's page size.
 #[cfg(unix)]
@@ -159,7 +196,12 @@ fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
         .base
         .compare_exchange(ptr::null_mut(), mine, Ordering::AcqRel, Ordering::Acquire)
     {
-        Ok(_) => Some(mine),
+        Ok(_) => {
+            if ptr::eq(slab, &SLABS[0]) && size_of::<Reserve>() <= stride.state {
+                RESERVE.store(mine.cast(), Ordering::Release);
+            }
+            Some(mine)
+        }
         Err(theirs) => {
             // SAFETY: ours, never published.
             unsafe { unmap(mine, len) };
@@ -196,6 +238,105 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
     None
 }
 
+/// Fills `seed` with 32 bytes the OS gave that no one else took, wiping them
+/// in the reserve (refilled when empty); true if it did. False (the caller
+/// asks the OS) when the reserve cannot vouch for its bytes or is busy: no
+/// first slab yet; a fork protection other than that slab's believed wipe
+/// (every child, however made, finds it zero) or no fork at all; another
+/// thread in it; a fork in the middle (the child publishes nothing); the OS
+/// failed. For a thread's first seeding only (`Mix::Lite`: a generation that
+/// never moved, so no seed here predates a restore the process saw; one in
+/// the middle of a first use is caught by the slow path's re-check).
+pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
+    let reserve = RESERVE.load(Ordering::Acquire);
+    let believed = match super::fork::decided() {
+        #[cfg(unix)]
+        Some(super::fork::Protection::Wipe) => SLABS[0].advice.load(Ordering::Relaxed) & 1 != 0,
+        #[cfg(not(unix))]
+        Some(super::fork::Protection::NoFork) => true,
+        _ => false,
+    };
+    // SAFETY: the first slab's reserve: in its mapping, never unmapped, and
+    // aligned (the pieces before it are multiples of 64 bytes). Shared
+    // references to its atomics; its seeds only under `busy`.
+    let Some((busy, live, left)) = (believed && !reserve.is_null())
+        .then(|| unsafe { (&(*reserve).busy, &(*reserve).live, &(*reserve).left) })
+    else {
+        return false;
+    };
+    if busy.swap(1, Ordering::Acquire) != 0 {
+        return false;
+    }
+    // SAFETY: as above; held: no other reference to the seeds.
+    let seeds = unsafe { &mut (*reserve).seeds };
+    let mut n = left.load(Ordering::Relaxed);
+    if n == 0 || n > RESERVE_SEEDS {
+        live.store(LIVE, Ordering::Relaxed);
+        if crate::os::fill(seeds.as_flattened_mut()).is_err() {
+            zeroize::Zeroize::zeroize(seeds.as_flattened_mut());
+            busy.store(0, Ordering::Release);
+            return false;
+        }
+        n = RESERVE_SEEDS;
+        // Filled, not published: a child forked here must not publish.
+        inject!(ReserveFilled);
+    }
+    n -= 1;
+    seed.copy_from_slice(&seeds[n]);
+    zeroize::Zeroize::zeroize(&mut seeds[n]);
+    left.store(n, Ordering::Relaxed);
+    compiler_fence(Ordering::SeqCst);
+    // A child forked from here on finds its reserve wiped and `left == 0`.
+    inject!(ReserveTaken);
+    // A child forked since the refill began: its reserve was wiped, so what
+    // it stored above and took is not the OS's.
+    let taken = live.load(Ordering::Relaxed) == LIVE;
+    if !taken {
+        left.store(0, Ordering::Relaxed);
+        zeroize::Zeroize::zeroize(seed);
+    }
+    #[cfg(ratchet_rng_inspect)]
+    let _ = RESERVED_TAKES.try_with(|takes| {
+        let words = seed
+            .as_chunks::<8>()
+            .0
+            .iter()
+            .map(|w| u64::from_le_bytes(*w));
+        let print = words.fold(0u64, |acc, w| acc.rotate_left(17) ^ w);
+        takes.set((takes.get().0 + u64::from(taken), print));
+    });
+    busy.store(0, Ordering::Release);
+    taken
+}
+
+#[cfg(ratchet_rng_inspect)]
+std::thread_local! {
+    /// This thread's seeds taken from the reserve, and a fingerprint of the
+    /// last one (inspection: tests compare them across a fork).
+    pub(crate) static RESERVED_TAKES: core::cell::Cell<(u64, u64)> =
+        const { core::cell::Cell::new((0, 0)) };
+}
+
+/// The reserve's seeds not yet taken, and how many of them are all zeros
+/// (inspection; `(0, 0)` while another thread is in it).
+#[cfg(ratchet_rng_inspect)]
+pub(crate) fn reserve_audit() -> (usize, usize) {
+    let reserve = RESERVE.load(Ordering::Acquire);
+    // SAFETY: as in `reserved_seed`; the seeds are read holding `busy`.
+    let Some(busy) = (!reserve.is_null()).then(|| unsafe { &(*reserve).busy }) else {
+        return (0, 0);
+    };
+    if busy.swap(1, Ordering::Acquire) != 0 {
+        return (0, 0);
+    }
+    // SAFETY: held.
+    let (left, seeds) = unsafe { ((*reserve).left.load(Ordering::Relaxed), &(*reserve).seeds) };
+    let left = left.min(RESERVE_SEEDS);
+    let zeros = seeds[..left].iter().filter(|s| **s == [0; 32]).count();
+    busy.store(0, Ordering::Release);
+    (left, zeros)
+}
+
 /// Gives back the slot whose state is at `state` (wiped by the caller, not
 /// used afterwards).
 pub(crate) fn give(state: *mut u8, stride: Stride) {
@@ -215,7 +356,8 @@ pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
         .map_or(ptr::null_mut(), |(_, _, (_, buffer))| buffer)
 }
 
-/// Every slot of every slab made: (its slab, its index, its state and buffer).
+/// Every thread slot of every slab made (not the reserve's): (its slab, its
+/// index, its state and buffer).
 fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
     SLABS
         .iter()
@@ -224,7 +366,8 @@ fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
             (!base.is_null()).then_some((slab, base))
         })
         .flat_map(move |(slab, base)| {
-            (0..SLOTS).map(move |slot| (slab, slot, slot_at(base, slot, stride)))
+            let first = usize::from(ptr::eq(slab, &SLABS[0]));
+            (first..SLOTS).map(move |slot| (slab, slot, slot_at(base, slot, stride)))
         })
 }
 
