@@ -1,7 +1,8 @@
 //! Deterministic interleavings of the thread layer (Linux): a real signal handler
-//! raised at each injection point of `src/thread/storage.rs` and
-//! `src/thread/fork.rs` (`__inspect::Point`, compiled only with
-//! `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as ignored).
+//! raised at each injection point of `src/thread/storage.rs`,
+//! `src/thread/fork.rs` and `src/thread/pages.rs` (`__inspect::Point`, compiled
+//! only with `RATCHET_RNG_INSPECT=1`; a plain run counts these tests as
+//! ignored).
 //!
 //! Each test names one point and runs it with every handler kind ([`KINDS`]:
 //! one that draws, one that forks through libc and one by the raw `clone`

@@ -26,7 +26,8 @@
 //! accepts `MADV_WIPEONFORK` without applying it is believed (none is known);
 //! a fork through libc is still caught there by the `pthread_atfork` hook once
 //! it is registered (at the first buffer refill, `fork.rs`), a raw `clone` is
-//! not.
+//! not, and such a child would also share the seed reserve (`pages.rs`: new
+//! threads' first seeds, served only under `Wipe`) with its parent.
 //!
 //! `MAP_DROPPABLE` (Linux 6.11+, which implies wipe-on-fork) is not used for
 //! the states: the kernel may drop such a page under memory pressure in the
