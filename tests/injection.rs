@@ -244,7 +244,9 @@ fn check_point(point: &str) {
     }
     if fired == 0 {
         if FAST_PATH_ONLY.contains(&point) && protection == "PidCheck" {
-            eprintln!("SKIPPED: {point} is not reached here (protection PidCheck: no fast path)");
+            eprintln!(
+                "SKIPPED: {point} is not reached here (protection PidCheck: no fast path, no seed reserve)"
+            );
         } else {
             failures.push(format!(
                 "{point} was never reached (protection {protection})"
