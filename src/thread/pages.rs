@@ -296,15 +296,17 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
         zeroize::Zeroize::zeroize(seed);
     }
     #[cfg(ratchet_rng_inspect)]
-    let _ = RESERVED_TAKES.try_with(|takes| {
-        let words = seed
-            .as_chunks::<8>()
-            .0
-            .iter()
-            .map(|w| u64::from_le_bytes(*w));
-        let print = words.fold(0u64, |acc, w| acc.rotate_left(17) ^ w);
-        takes.set((takes.get().0 + u64::from(taken), print));
-    });
+    if taken {
+        let _ = RESERVED_TAKES.try_with(|takes| {
+            let words = seed
+                .as_chunks::<8>()
+                .0
+                .iter()
+                .map(|w| u64::from_le_bytes(*w));
+            let print = words.fold(0u64, |acc, w| acc.rotate_left(17) ^ w);
+            takes.set((takes.get().0 + 1, print));
+        });
+    }
     busy.store(0, Ordering::Release);
     taken
 }
@@ -375,8 +377,17 @@ fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
 /// every slot held (state and buffer), except the one whose state is at
 /// `except` (the forking thread's), in each slab the kernel does not wipe:
 /// those are the states of the parent's other threads, which the child does
-/// not have, so no reference to them is live. No allocation, no lock.
+/// not have, so no reference to them is live. And the seed reserve, whatever
+/// its slab's advice (a wipe believed where it does not happen: a process an
+/// older CRIU restored without it); a take this fork interrupted then finds
+/// it wiped. No allocation, no lock.
 pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
+    let reserve = RESERVE.load(Ordering::Acquire);
+    if !reserve.is_null() {
+        // SAFETY: the first slab's reserve (see `reserved_seed`); the child's
+        // only thread, and no reference to the seeds is live in the hook.
+        unsafe { reserve.cast::<u8>().write_bytes(0, size_of::<Reserve>()) };
+    }
     for (slab, slot, (state, buffer)) in slots(stride) {
         let held = slab.taken.load(Ordering::Relaxed) & 1 << slot != 0;
         if held && state != except && slab.advice.load(Ordering::Relaxed) & 1 == 0 {
