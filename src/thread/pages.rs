@@ -63,8 +63,7 @@ const RESERVE_SEEDS: usize = 8;
 struct Reserve {
     /// 1 while a thread refills or takes (any other caller asks the OS).
     busy: AtomicUsize,
-    /// [`LIVE`] from a refill on, until a fork's wipe zeroes it: a thread
-    /// whose refill or take straddled a fork finds it 0 and publishes nothing.
+    /// [`LIVE`] from a refill on; a fork's wipe zeroes it.
     live: AtomicUsize,
     /// Seeds not yet taken: `seeds[..left]` (every other seed is zeros).
     left: AtomicUsize,
@@ -238,15 +237,12 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
     None
 }
 
-/// Fills `seed` with 32 bytes the OS gave that no one else took, wiping them
-/// in the reserve (refilled when empty); true if it did. False (the caller
-/// asks the OS) when the reserve cannot vouch for its bytes or is busy: no
-/// first slab yet; a fork protection other than that slab's believed wipe
-/// (every child, however made, finds it zero) or no fork at all; another
-/// thread in it; a fork in the middle (the child publishes nothing); the OS
-/// failed. For a thread's first seeding only (`Mix::Lite`: a generation that
-/// never moved, so no seed here predates a restore the process saw; one in
-/// the middle of a first use is caught by the slow path's re-check).
+/// Fills `seed` with 32 OS bytes no one else took, wiped in the reserve
+/// (refilled when empty); true if it did. False (the caller asks the OS) with
+/// no first slab yet, a protection that is neither that slab's believed wipe
+/// (every child finds it zero) nor `NoFork`, another thread in it, a fork in
+/// the middle (the child publishes nothing), or an OS failure. For a thread's
+/// first seeding in a generation that never moved only (`Mix::Lite`).
 pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
     let reserve = RESERVE.load(Ordering::Acquire);
     let believed = match super::fork::decided() {
@@ -319,23 +315,21 @@ std::thread_local! {
         const { core::cell::Cell::new((0, 0)) };
 }
 
-/// The reserve's seeds not yet taken, and how many of them are all zeros
-/// (inspection; `(0, 0)` while another thread is in it).
+/// The reserve's seeds not yet taken, and how many are all zeros (inspection:
+/// read holding `busy`, as in `reserved_seed`; `(0, 0)` while another holds it).
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn reserve_audit() -> (usize, usize) {
-    let reserve = RESERVE.load(Ordering::Acquire);
-    // SAFETY: as in `reserved_seed`; the seeds are read holding `busy`.
-    let Some(busy) = (!reserve.is_null()).then(|| unsafe { &(*reserve).busy }) else {
-        return (0, 0);
-    };
-    if busy.swap(1, Ordering::Acquire) != 0 {
+    let r = RESERVE.load(Ordering::Acquire);
+    // SAFETY: as in `reserved_seed`; the seeds read only while held.
+    if r.is_null() || unsafe { (*r).busy.swap(1, Ordering::Acquire) } != 0 {
         return (0, 0);
     }
     // SAFETY: held.
-    let (left, seeds) = unsafe { ((*reserve).left.load(Ordering::Relaxed), &(*reserve).seeds) };
+    let (left, seeds) = unsafe { ((*r).left.load(Ordering::Relaxed), &(*r).seeds) };
     let left = left.min(RESERVE_SEEDS);
     let zeros = seeds[..left].iter().filter(|s| **s == [0; 32]).count();
-    busy.store(0, Ordering::Release);
+    // SAFETY: as above.
+    unsafe { (*r).busy.store(0, Ordering::Release) };
     (left, zeros)
 }
 
@@ -378,9 +372,8 @@ fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
 /// `except` (the forking thread's), in each slab the kernel does not wipe:
 /// those are the states of the parent's other threads, which the child does
 /// not have, so no reference to them is live. And the seed reserve, whatever
-/// its slab's advice (a wipe believed where it does not happen: a process an
-/// older CRIU restored without it); a take this fork interrupted then finds
-/// it wiped. No allocation, no lock.
+/// its slab's advice (a believed wipe may not happen: an older CRIU's
+/// restore). No allocation, no lock.
 pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
     let reserve = RESERVE.load(Ordering::Acquire);
     if !reserve.is_null() {
