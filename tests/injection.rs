@@ -1013,32 +1013,18 @@ mod scenario {
     }
 
     pub(super) fn main(spec: &str) {
-        if spec == "seccomp" {
-            return seccomp();
-        }
-        if spec == "atfork_child" {
-            return atfork_child();
-        }
-        if spec == "second_layer" {
-            return second_layer();
-        }
-        if spec == "untouched_buffer" {
-            return untouched_buffer();
-        }
-        if spec == "raw_fork_no_droppable" {
-            return raw_fork_no_droppable();
-        }
-        if let Some(believed) = spec.strip_prefix("reserve_fork:") {
-            return reserve_fork(believed == "believed");
-        }
-        if spec == "reserve_mid_refill" {
-            return reserve_mid_refill();
-        }
-        if spec == "reserve_after_bump" {
-            return reserve_after_bump();
-        }
-        if spec == "reserve_kept_on_fork" {
-            return reserve_kept_on_fork();
+        match spec {
+            "seccomp" => return seccomp(),
+            "atfork_child" => return atfork_child(),
+            "second_layer" => return second_layer(),
+            "untouched_buffer" => return untouched_buffer(),
+            "raw_fork_no_droppable" => return raw_fork_no_droppable(),
+            "reserve_fork:believed" => return reserve_fork(true),
+            "reserve_fork:unbelieved" => return reserve_fork(false),
+            "reserve_mid_refill" => return reserve_mid_refill(),
+            "reserve_after_bump" => return reserve_after_bump(),
+            "reserve_kept_on_fork" => return reserve_kept_on_fork(),
+            _ => {}
         }
         let mut parts = spec.split(':');
         let (point, kind, spare) = (
@@ -1258,12 +1244,17 @@ mod scenario {
         .unwrap()
     }
 
-    /// Sends `words` through `fd` (one write) and `_exit`s.
-    fn report_and_exit(fd: libc::c_int, words: &[u64]) -> ! {
+    /// Sends `words` through the pipe [`open_pipe`] made (one write) and
+    /// `_exit`s.
+    fn report_and_exit(words: &[u64]) -> ! {
         let bytes = size_of_val(words);
         // SAFETY: `words` holds `bytes` initialised bytes; then leave at once.
         unsafe {
-            let written = libc::write(fd, words.as_ptr().cast(), bytes);
+            let written = libc::write(
+                PIPE_WR.load(Ordering::Relaxed),
+                words.as_ptr().cast(),
+                bytes,
+            );
             libc::_exit(if written == bytes as isize { 0 } else { 1 })
         }
     }
@@ -1296,18 +1287,16 @@ mod scenario {
         let _ = ratchet_rng::u64();
         let main = __inspect::thread_reserved_seeds();
         let first = new_thread_takes();
-        let mut fds = [0; 2];
-        // SAFETY: a valid out-array of two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let read_fd = open_pipe();
         // SAFETY: one thread; the child draws on a new thread, reports, `_exit`s.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             let (takes, print) = new_thread_takes();
             let (left, zeros) = __inspect::reserve_audit();
-            report_and_exit(fds[1], &[takes, print, left as u64, zeros as u64]);
+            report_and_exit(&[takes, print, left as u64, zeros as u64]);
         }
         let parent = new_thread_takes();
-        let [child_takes, child_print, child_left, child_zeros] = child_words::<4>(fds[0], pid);
+        let [child_takes, child_print, child_left, child_zeros] = child_words::<4>(read_fd, pid);
         println!(
             "INJECTION-RESULT protection={} main_takes={} first_takes={} parent_takes={} \
              child_takes={child_takes} same_print={} first_is_parent={} child_left={child_left} \
@@ -1355,17 +1344,15 @@ mod scenario {
         let kept = unsafe { libc::madvise((state & !4095) as *mut _, 4096, libc::MADV_KEEPONFORK) };
         let mut big = vec![0u8; 16 << 10];
         ratchet_rng::fill(&mut big);
-        let mut fds = [0; 2];
-        // SAFETY: a valid out-array of two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let read_fd = open_pipe();
         // SAFETY: one thread; the child draws on a new thread, reports, `_exit`s.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             let (takes, print) = new_thread_takes();
-            report_and_exit(fds[1], &[takes, print]);
+            report_and_exit(&[takes, print]);
         }
         let parent = new_thread_takes();
-        let [child_takes, child_print] = child_words::<2>(fds[0], pid);
+        let [child_takes, child_print] = child_words::<2>(read_fd, pid);
         println!(
             "INJECTION-RESULT protection={} kept={} registered={} parent_takes={} \
              child_takes={child_takes} same_print={}",
@@ -1393,9 +1380,7 @@ mod scenario {
     /// child's reserve is wiped, and what the child's interrupted first use
     /// goes on to store must not make it claim seeds (zeros) it does not have.
     fn reserve_mid_refill() {
-        let mut fds = [0; 2];
-        // SAFETY: a valid out-array of two descriptors.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let read_fd = open_pipe();
         // As in `reserve_fork`: the child's new thread then uses the reserve.
         __inspect::without_droppable_page();
         __inspect::set_injection_hook(Some(fork_at_refill));
@@ -1406,16 +1391,13 @@ mod scenario {
         let pid = FORKED_AT_REFILL.load(Ordering::Relaxed);
         if pid == 0 {
             let (takes, print) = new_thread_takes();
-            report_and_exit(
-                fds[1],
-                &[
-                    left as u64,
-                    zeros as u64,
-                    main.0,
-                    takes,
-                    u64::from(print == 0),
-                ],
-            );
+            report_and_exit(&[
+                left as u64,
+                zeros as u64,
+                main.0,
+                takes,
+                u64::from(print == 0),
+            ]);
         }
         let [
             child_left,
@@ -1424,7 +1406,7 @@ mod scenario {
             child_takes,
             child_zero_print,
         ] = if pid > 0 {
-            child_words::<5>(fds[0], pid)
+            child_words::<5>(read_fd, pid)
         } else {
             [u64::MAX; 5]
         };
