@@ -3,7 +3,7 @@
 //! child sees there; elsewhere a zeroed allocation), advised once when it is
 //! made (`fork.rs`: wiped in a forked child, kept out of core dumps) and never
 //! released. A slot is two pieces: its state (a few hundred bytes, packed
-//! with the other slots' states at the start of the slab, so that several
+//! with the other slots' states at the end of the slab, so that several
 //! threads' states share a page and a new thread's first use seldom faults one
 //! in) and its buffer (in the rest of the slab, touched at the first refill).
 //! A thread takes a free slot and gives it back, wiped, when it exits: a new
@@ -107,11 +107,16 @@ fn slab_len(stride: Stride) -> usize {
     }
 }
 
-/// Slot `slot`'s state and buffer in the slab at `base`.
+/// Slot `slot`'s state and buffer in the slab at `base`: the buffers from the
+/// slab's start, the states downwards from its end, slot 0's in its last page.
+/// The kernel maps a new slab just below the lowest mapping made before it,
+/// so that the states' first page usually shares that mapping's page table:
+/// a process's first call then allocates one page fewer (with 4 GiB resident
+/// in a VM, each new page costs 12-27 µs: Linux 6.18, Zen 3).
 fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
     (
-        base.wrapping_add(slot * stride.state),
-        base.wrapping_add(SLOTS * stride.state + slot * stride.buffer),
+        base.wrapping_add(slab_len(stride) - (slot + 1) * stride.state),
+        base.wrapping_add(slot * stride.buffer),
     )
 }
 
@@ -197,7 +202,7 @@ fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
     {
         Ok(_) => {
             if ptr::eq(slab, &SLABS[0]) && size_of::<Reserve>() <= stride.state {
-                RESERVE.store(mine.cast(), Ordering::Release);
+                RESERVE.store(slot_at(mine, 0, stride).0.cast(), Ordering::Release);
             }
             Some(mine)
         }
@@ -253,7 +258,7 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
         _ => false,
     };
     // SAFETY: the first slab's reserve: in its mapping, never unmapped, and
-    // aligned (the pieces before it are multiples of 64 bytes). Shared
+    // aligned (the slab's length and the states' stride are multiples of 64 bytes). Shared
     // references to its atomics; its seeds only under `busy`.
     let Some((busy, live, left)) = (believed && !reserve.is_null())
         .then(|| unsafe { (&(*reserve).busy, &(*reserve).live, &(*reserve).left) })
