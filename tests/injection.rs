@@ -715,14 +715,22 @@ mod scenario {
         set_errno(saved);
     }
 
-    /// The worker's buffer (its address, found before the hook may fire), and
-    /// a copy of it taken by the first `ReseedAll` handler, with the number of
-    /// values drawn before that copy.
+    /// The worker's buffer and its unread bytes when found (the first batch,
+    /// in its state's piece, or in the buffer), found before the hook may
+    /// fire; a copy of both taken by the first `ReseedAll` handler (never
+    /// past them: a state may end its mapping), with the number of values
+    /// drawn before that copy.
     static BUFFER_AT: AtomicUsize = AtomicUsize::new(0);
-    static SNAPSHOT: [AtomicU8; SNAPSHOT_BYTES] = [const { AtomicU8::new(0) }; SNAPSHOT_BYTES];
+    static BUFFER_LEN: AtomicUsize = AtomicUsize::new(0);
+    static SHORT_AT: AtomicUsize = AtomicUsize::new(0);
+    static SHORT_LEN: AtomicUsize = AtomicUsize::new(0);
+    const SHORT_BYTES: usize = 512;
+    static SNAPSHOT: [AtomicU8; SNAPSHOT_BYTES + SHORT_BYTES] =
+        [const { AtomicU8::new(0) }; SNAPSHOT_BYTES + SHORT_BYTES];
     static SNAPSHOT_FROM: AtomicUsize = AtomicUsize::new(usize::MAX);
-    /// The thread state's buffer: two AES pools' output (4064 bytes each).
-    const SNAPSHOT_BYTES: usize = 2 * 4064;
+    /// At least a thread's buffer piece: its header and two AES pools'
+    /// output (4064 bytes each).
+    const SNAPSHOT_BYTES: usize = 16 << 10;
     /// Set while the worker asks where its buffer is: the hook stays quiet.
     static QUIET: AtomicBool = AtomicBool::new(false);
 
@@ -734,11 +742,17 @@ mod scenario {
         if at == 0 || SNAPSHOT_FROM.load(Ordering::Relaxed) != usize::MAX {
             return;
         }
-        for (i, byte) in SNAPSHOT.iter().enumerate() {
-            // SAFETY: the worker's state buffer (its page lives while the
-            // worker runs; the handler runs on the worker), read only.
+        let (short_at, short_len) = (
+            SHORT_AT.load(Ordering::Relaxed),
+            SHORT_LEN.load(Ordering::Relaxed),
+        );
+        let from_buffer = (0..BUFFER_LEN.load(Ordering::Relaxed)).map(|i| at + i);
+        let from_short = (0..short_len).map(|i| short_at + i);
+        for (byte, from) in SNAPSHOT.iter().zip(from_buffer.chain(from_short)) {
+            // SAFETY: the worker's buffer and state pieces (they live while
+            // the worker runs; the handler runs on the worker), read only.
             byte.store(
-                unsafe { ((at + i) as *const u8).read_volatile() },
+                unsafe { (from as *const u8).read_volatile() },
                 Ordering::Relaxed,
             );
         }
@@ -849,7 +863,15 @@ mod scenario {
         QUIET.store(true, Ordering::Relaxed);
         let pages = __inspect::thread_state_pages().expect("state");
         QUIET.store(false, Ordering::Relaxed);
-        BUFFER_AT.store(pages.unread.0, Ordering::Relaxed);
+        BUFFER_AT.store(pages.buffer.0, Ordering::Relaxed);
+        assert!(
+            pages.buffer.1 <= SNAPSHOT_BYTES,
+            "a buffer of {} bytes",
+            pages.buffer.1
+        );
+        BUFFER_LEN.store(pages.buffer.1, Ordering::Relaxed);
+        SHORT_AT.store(pages.unread.0, Ordering::Relaxed);
+        SHORT_LEN.store(pages.unread.1.min(SHORT_BYTES), Ordering::Relaxed);
         for _ in 0..3 {
             step(&[ratchet_rng::u64()]);
         }
