@@ -10,11 +10,9 @@
 //! - `thread/fork.rs` and `thread/fork/`: fork detection, one file per OS
 //!   mechanism; `thread/pages.rs`: the slabs the states live in.
 
-/// An injection point: with `cfg(ratchet_rng_inspect)`, calls the hook a test
-/// registered (`__inspect::set_injection_hook`) with `Point::$point`, so that a
-/// test can make a signal handler land exactly here; compiled out otherwise.
-/// The points sit where a handler or a fork could land between two steps that
-/// matter; each one's comment says what a handler may do there.
+/// An injection point: with `cfg(ratchet_rng_inspect)`, calls the test's hook
+/// (`__inspect::set_injection_hook`) with `Point::$point`, so that a signal
+/// handler lands exactly here. Each point's comment says what it may do there.
 macro_rules! inject {
     ($point:ident) => {
         #[cfg(ratchet_rng_inspect)]
@@ -49,8 +47,7 @@ fn seeded<T>(result: Result<T, OsError>) -> T {
     }
 }
 
-/// The next `K` bytes: from the buffer on the fast path, else through
-/// [`storage::fill_slow`].
+/// The next `K` bytes: from the buffer, else through [`storage::fill_slow`].
 #[inline(always)]
 fn next_array<const K: usize>() -> [u8; K] {
     match storage::take::<K>() {
@@ -68,9 +65,8 @@ fn next_array_slow<const K: usize>() -> [u8; K] {
     bytes
 }
 
-/// Fills `dst`: from the buffer on the fast path (the whole request buffered),
-/// else through [`storage::fill_slow`] (first use, a fork, an empty buffer, a
-/// request larger than what is buffered).
+/// Fills `dst`: from the buffer on the fast path, else through
+/// [`storage::fill_slow`].
 #[inline]
 fn try_fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
     if storage::take_into(dst) {
@@ -113,26 +109,23 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///
 /// # The generator
 /// [`AesCtrPoolRng`](crate::AesCtrPoolRng) where the CPU has AES instructions,
-/// [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng)
-/// otherwise; both erase their key at every refill and wipe served bytes from
-/// their buffer (backtracking resistance). It is seeded from the operating system
-/// (`getrandom`) on first use in each thread, and reseeded after every
-/// [`RESEED_BYTES`] (1 MiB) of output, after a fork, after a VM snapshot restore
-/// or [`reseed_all_threads`], and on [`reseed`](Self::reseed).
-/// Its stream is not reproducible (use a seeded generator for that).
+/// [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng) otherwise; both erase
+/// their key at every refill and wipe served bytes from their buffer. It is
+/// seeded from the operating system on first use in each thread, and reseeded
+/// after every [`RESEED_BYTES`] of output, after a fork, after a VM snapshot
+/// restore or [`reseed_all_threads`], and on [`reseed`](Self::reseed). Its
+/// stream is not reproducible (use a seeded generator for that).
 ///
 /// # Forks and threads
-/// The full statement, with the threat model, is in
-/// [`guide::security`](crate::guide::security) ("The thread-local generator");
-/// in short:
+/// The full statement is in [`guide::security`](crate::guide::security) ("The
+/// thread-local generator"); in short:
 ///
 /// **Threads.** Each thread has its own generator, seeded independently. The
-/// handle holds no state: it is zero-sized, `Send`, `Sync`, `Clone` and
-/// `Default`, and every call is served by the generator of the thread that makes
-/// it. A handle moved to another thread serves that thread's generator there;
-/// several handles on one thread share that thread's generator. So a handle can
-/// sit wherever `Send + Sync` is required, such as a field of a struct shared
-/// through an `Arc` by worker threads:
+/// handle holds no state, so no key or buffer crosses threads: every call is
+/// served by the generator of the thread that makes it: a handle moved to
+/// another thread serves that thread's generator there. A handle (`Send`,
+/// `Sync`, `Clone`, `Default`) can therefore sit wherever `Send + Sync` is
+/// required, such as a field of a struct shared through an `Arc` by workers:
 ///
 /// ```
 /// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
@@ -183,76 +176,44 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///
 /// **Forks.** Parent and child never serve the same byte, including bytes
 /// buffered before the fork: every call reads the count of buffered bytes, which
-/// a child finds zero, so its first call reseeds from the OS. On Linux and
-/// Android (kernel 4.14+) the state lives in pages marked `MADV_WIPEONFORK`
-/// (FreeBSD, OpenBSD: `minherit(INHERIT_ZERO)`), which a child receives zeroed
-/// however it was made (also by a raw `fork` / `clone` system call); a
-/// `pthread_atfork` handler (registered at the first buffer refill there) is a
-/// second layer, and the only one on other unix
-/// systems, where each buffer refill also compares `getpid()` (a child made by a
-/// raw system call there is caught at its next refill). Where the wipe does not
-/// work (emulators such as qemu-user, old kernels) every call compares
-/// `getpid()`, and the `pthread_atfork` handler zeroes every thread's state in
-/// the child. No call starts a process: the wipe is believed where the kernel
-/// accepts it and refuses an unknown advice (as BoringSSL checks), so a
-/// process that forbids `fork`, ignores `SIGCHLD` or reaps every child keeps
-/// working at full speed.
+/// a child finds zero (the kernel wipes the state's pages where it can; a
+/// `pthread_atfork` handler and a `getpid()` check are the other layers), so
+/// its first call reseeds from the OS. No call starts a process, so a process
+/// that forbids `fork`, ignores `SIGCHLD` or reaps every child keeps working.
 ///
-/// **Signals and reentrancy.** Every call marks the thread's state in use; a
-/// call that finds it in use (from a signal handler, a custom `getrandom`
-/// backend, a global allocator, a thread-local destructor) is served by the
-/// operating system, so nothing is served twice or as zeros, and a fork from a
-/// signal handler in the middle of a call is caught. On Linux and Android the
-/// free functions and the handle's methods are async-signal-safe **once the
-/// thread has used its generator**: the first use on a thread maps its state and
-/// registers its destructor (which allocates), and must not happen in a signal
-/// handler.
+/// **Signals and reentrancy.** A call that finds the thread's state in use (a
+/// signal handler, a custom `getrandom` backend, a global allocator, a
+/// thread-local destructor) is served by the operating system, so nothing is
+/// served twice or as zeros, and a fork from a signal handler in the middle of
+/// a call is caught. On Linux and Android the free functions and the handle's
+/// methods are async-signal-safe **once the thread has used its generator**: a
+/// thread's first use allocates, and must not happen in a signal handler.
 ///
-/// What is **not** covered:
-/// - `vfork()` and `clone(CLONE_VM)` children share the parent's memory; they
-///   may only call `exec` or `_exit` anyway, and must not use the generator.
-/// - Where only the process id tells a child apart (no working wipe, a raw
-///   system call), a `clone` into a new PID namespace can have its parent's pid.
-/// - A snapshot of a whole process or virtual machine (CRIU, VM snapshots) is
-///   not a fork. It is detected where the guest has a VMClock device with a VM
-///   generation counter (Linux), and a CRIU restore where no VMClock page is
-///   watched and the kernel has droppable mappings (Linux 6.11+, 64-bit);
-///   elsewhere, call [`reseed_all_threads`] after a restore (see
-///   [`guide::security`](crate::guide::security), "VM snapshots";
-///   [`backends()`](crate::backends) says what this process watches).
-/// - Generators you own (`ChaChaKeyErasureRng::from_os_rng()`, ...) are not
-///   protected: a copy in a child continues the same stream.
+/// **Not covered:** `vfork()` and `clone(CLONE_VM)` children (they must not use
+/// the generator); generators you own (a copy in a child continues the same
+/// stream); a process or VM snapshot where no restore is detected: call
+/// [`reseed_all_threads`] after a restore ([`backends()`](crate::backends) says
+/// what this process watches).
 ///
-/// **Thread exit.** The state is zeroized when the thread exits, and its slot
-/// (in a slab of 64 that is never unmapped) is kept for a new thread. Used
-/// later in the thread's teardown (from another thread-local's destructor) the
-/// handle still works: each call is then served by the OS (slower, never a
-/// repeat).
+/// **Thread exit.** The state is zeroized when the thread exits; later calls
+/// (from another thread-local's destructor) are served by the OS.
 ///
 /// # Panics
 /// The infallible methods (`next_u32`, `next_u64`, `fill_bytes` and everything
-/// `rand` builds on them; also `try_next_u32`, `try_next_u64` and
-/// `try_fill_bytes`, whose error type is `Infallible`; and the free functions
-/// [`fill`], [`u32()`], [`u64()`]) panic if the operating system's generator fails when a seed is needed (first
-/// use in a thread, after a fork, after thread-local destruction), with the
-/// message `ratchet-rng: cannot seed the thread-local generator: the operating
-/// system's random number generator failed: <the OsError>`; use [`try_fill`] to
-/// get the error instead. After such a failure nothing is served and the next
-/// call tries to seed again. Nothing else panics: requests of any length are
-/// served, 0 bytes (which still runs the fork check) and more than 4 GiB
-/// included (in pieces of at most [`RESEED_BYTES`], reseeding between them).
+/// `rand` builds on them; the `try_` methods, whose error type is `Infallible`;
+/// [`fill`], [`u32()`], [`u64()`]) panic if the operating system's generator
+/// fails when a seed is needed (first use in a thread, after a fork, after
+/// thread-local destruction), with the message `ratchet-rng: cannot seed the
+/// thread-local generator: the operating system's random number generator
+/// failed: <the OsError>`; [`try_fill`] returns the error instead. After such a
+/// failure nothing is served and the next call tries to seed again. Nothing
+/// else panics: requests of any length are served (over [`RESEED_BYTES`] in
+/// pieces, reseeding between them).
 ///
-/// A failed *scheduled* reseed (after [`RESEED_BYTES`]) neither panics nor makes
-/// [`try_fill`] fail: the current key stays in use (the generator still erases it
-/// at each refill, so earlier output stays protected; only the recovery from a
-/// captured state is postponed) and the reseed is retried after another
-/// [`RESEED_BYTES`]. A forced reseed ([`reseed`](Self::reseed)) reports the
-/// error instead.
-///
-/// # Security
-/// `Debug` prints `ThreadRng { .. }` only. The handle holds no state, so neither
-/// sending it to another thread nor sharing it copies a key or a buffer: the
-/// state stays in the thread that drew it (see "Threads" above).
+/// A failed *scheduled* reseed neither panics nor makes [`try_fill`] fail: the
+/// current key, still erased at each refill, stays in use and the reseed is
+/// retried after another [`RESEED_BYTES`]. A forced reseed
+/// ([`reseed`](Self::reseed)) reports the error instead.
 #[derive(Clone, Default)]
 pub struct ThreadRng {
     /// Keeps the handle from being built outside the crate; it holds nothing.
@@ -260,14 +221,13 @@ pub struct ThreadRng {
 }
 
 impl ThreadRng {
-    /// Reseeds this thread's generator from the operating system now (and discards
-    /// buffered output).
+    /// Reseeds this thread's generator from the operating system now, discarding
+    /// buffered output.
     ///
     /// # Errors
     /// [`OsError`] if the operating system's generator fails; the generator then
-    /// keeps its current state and goes on serving it (unless it must reseed
-    /// anyway: on first use in the thread or after a fork nothing is served until
-    /// a seed is obtained).
+    /// goes on serving its current state, unless a seed is required anyway
+    /// (first use in the thread, after a fork: nothing is served until then).
     pub fn reseed(&mut self) -> Result<(), OsError> {
         storage::fill_slow(&mut [], true)
     }
@@ -305,29 +265,18 @@ impl TryCryptoRng for ThreadRng {}
 /// Makes every thread's generator throw away what it has buffered and reseed
 /// before it serves anything more: call it after a restore from a snapshot.
 ///
-/// A restored snapshot (a virtual machine's: Firecracker, QEMU/KVM, Hyper-V,
-/// AWS Lambda SnapStart; or a process's: CRIU) holds every thread's key and
-/// buffered output as they were when it was taken; two restores of one
-/// snapshot would serve the same bytes. Call this:
-/// - in an after-restore hook (a Lambda SnapStart runtime hook, a CRIU restore
-///   script, a VMM's guest agent), before the restored program draws again;
-/// - whenever you suspect the process's memory was seen or copied.
+/// A restored snapshot (of a virtual machine or of a process) holds every
+/// thread's key and buffered output as they were when it was taken, so two
+/// restores would serve the same bytes. Call this in an after-restore hook (a
+/// Lambda SnapStart runtime hook, a CRIU restore script, a VMM's guest agent)
+/// before the program draws again, or whenever the process's memory may have
+/// been seen or copied. Which restores are seen without it:
+/// [`guide::security`](crate::guide::security), "VM snapshots".
 ///
-/// Where the guest has a VMClock device with a VM generation counter
-/// (`/dev/vmclock0`, Linux 6.13+), a restore is detected without this call,
-/// and so is a CRIU restore where no VMClock page is watched and the kernel
-/// has droppable mappings (Linux 6.11+); see
-/// [`guide::security`](crate::guide::security), "VM snapshots", for what is
-/// guaranteed with and without them.
-///
-/// It returns at once: each thread reseeds at its next call, on every thread,
-/// including threads blocked when it was called. A call it interrupted (from a
-/// signal handler) serves nothing it took before, unless the call had already
-/// passed its last check (it then returns the value it drew before, as a value
-/// the program already held would be). The reseed mixes the OS generator's
-/// bytes with the CPU's random source (RDSEED/RDRAND, RNDR), the VMClock
-/// fields and the clocks, so that two clones differ even if the guest kernel
-/// has not reseeded yet.
+/// It returns at once; every thread reseeds at its next call, threads blocked
+/// when it was called included. A call it interrupted (from a signal handler)
+/// serves nothing it took before, unless that call had already passed its last
+/// check (its value was then already drawn).
 ///
 /// **Async-signal-safe**: one atomic add; it may be called from a signal
 /// handler, and on any thread. It never fails and never blocks.
@@ -377,12 +326,11 @@ pub fn thread_rng() -> ThreadRng {
 /// An empty `dst` returns at once (after the fork check); any length is served.
 ///
 /// # Other types
-/// `fill` takes bytes only (as `getrandom::fill` does); `rand`'s `fill` takes a
-/// slice or array of any integer type. To fill those from this generator, call
-/// `rand` 0.10's `RngExt::fill` on the handle, [`rng()`]: it reads the
-/// generator's bytes as little-endian words, so a seeded generator gives the
-/// same words on every platform. Single values: [`u32()`], [`u64()`], or
-/// `rng().random::<T>()`.
+/// `fill` takes bytes only (as `getrandom::fill` does). For a slice or array
+/// of any integer type, call `rand` 0.10's `RngExt::fill` on [`rng()`]: it
+/// reads the generator's bytes as little-endian words, so a seeded generator
+/// gives the same words on every platform. Single values: [`u32()`],
+/// [`u64()`], or `rng().random::<T>()`.
 ///
 /// ```
 /// use rand::RngExt;
@@ -404,8 +352,7 @@ pub fn thread_rng() -> ThreadRng {
 /// ```
 ///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed, with the
-/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
+/// If the operating system's generator fails when a seed is needed (see
 /// [`ThreadRng`]); [`try_fill`] returns the error instead.
 #[inline]
 pub fn fill(dst: &mut [u8]) {
@@ -413,15 +360,13 @@ pub fn fill(dst: &mut [u8]) {
 }
 
 /// Fills `dst` from this thread's generator, or returns the operating system's
-/// error if seeding was needed (first use in this thread, after a fork) and
-/// failed.
+/// error if a seeding it needed failed.
 ///
 /// # Errors
 /// [`OsError`] when the operating system's generator fails while a seed is
 /// *required* (first use in this thread, after a fork, after thread-local
-/// destruction); `dst` is then all zeros (nothing served before the failure
-/// is left in it) and must not be used. A failed *scheduled* reseed is not an
-/// error (see [`ThreadRng`]). Never panics.
+/// destruction); `dst` is then all zeros and must not be used. A failed
+/// *scheduled* reseed is not an error (see [`ThreadRng`]). Never panics.
 #[inline]
 pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
     try_fill_impl(dst)
@@ -430,8 +375,7 @@ pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
 /// A random `u32` from this thread's generator.
 ///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed, with the
-/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
+/// If the operating system's generator fails when a seed is needed (see
 /// [`ThreadRng`]).
 #[inline]
 #[must_use]
@@ -442,8 +386,7 @@ pub fn u32() -> u32 {
 /// A random `u64` from this thread's generator.
 ///
 /// # Panics
-/// If the operating system's generator fails when a seed is needed, with the
-/// message `ratchet-rng: cannot seed the thread-local generator: ...` (see
+/// If the operating system's generator fails when a seed is needed (see
 /// [`ThreadRng`]).
 #[inline]
 #[must_use]

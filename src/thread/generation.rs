@@ -1,44 +1,18 @@
-//! The process-wide generation: what makes every thread throw away the bytes it
-//! has buffered and reseed before it serves anything more, when the whole
-//! process may have been duplicated in a way no `fork` check sees (a virtual
-//! machine snapshot restored, twice maybe; a CRIU-style process restore).
+//! The process-wide generation: when it moves, every thread zeroes what it
+//! has buffered and reseeds before it serves more (a VM snapshot restored, a
+//! CRIU process restore, `reseed_all_threads()`; SECURITY.md, "VM snapshots").
 //!
-//! A generation is two words, compared for equality by every call on every
-//! thread (the fast path included, under the in-use mark, after it copied its
-//! bytes and before it returns them):
-//! - `explicit`, a counter this process keeps, moved by
-//!   [`reseed_all_threads`] (one atomic add: async-signal-safe);
-//! - `vm`, a load from the VMClock device's page (`/dev/vmclock0`, Linux:
-//!   `vm_generation_counter`, which the hypervisor changes on every snapshot
-//!   restore), mapped read-only once per process (`generation/vmclock.rs`);
-//!   where there is no such device, a word in a droppable page, which a CRIU
-//!   restore (and a fork) leaves 0 ([`DROPPABLE`]; Linux 6.11+), or else a
-//!   constant.
-//!
-//! Each thread's page records the generation its generator was seeded under
-//! (`storage.rs`); a call that finds another one takes the slow path, which
-//! zeroes the buffer and reseeds, mixing in what differs between clones
-//! ([`clone_material`]: a CPU random source, the VMClock fields, clocks), since
-//! right after a restore the guest kernel's generator may not have reseeded
-//! yet and two clones asking it at once can get the same bytes.
-//!
-//! The slow path trusts the VMClock page only when a seqlock read finds it
-//! valid (magic, the generation-counter flag, an even and unchanged
-//! `seq_count`) and its counter equal to what the fast path compares; otherwise
-//! it reseeds on every call and keeps the fast path closed.
-//!
-//! The device is probed on the slow path until the probe is decided ([`probe`]:
-//! hostile files at its path refused by `fstat`, a page torn at the probe
-//! watched unsettled, failures that may pass retried a bounded number of
-//! times); until then no call serves from a buffer. What was found is
-//! `backends().vm_generation()` and `.process_restore()`.
+//! A generation is two words, compared for equality by every call (the fast
+//! path included, under the in-use mark, after it copied its bytes and before
+//! it returns them): `explicit`, moved by `reseed_all_threads()`, and `vm`,
+//! the VMClock page's counter (`generation/vmclock.rs`), else the droppable
+//! word ([`DROPPABLE`]), else a constant. A thread whose page (`storage.rs`)
+//! records another one reseeds on the slow path (see [`trusted`]).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 #[path = "generation/hardware.rs"]
 mod hardware;
-// Under Miri (which cannot map a device) only the module's unit test of the
-// seqlock read runs.
 #[cfg(any(
     all(any(target_os = "linux", target_os = "android"), not(miri)),
     all(test, miri, target_os = "linux")
@@ -50,19 +24,14 @@ mod hardware;
 #[path = "generation/vmclock.rs"]
 mod vmclock;
 
-/// What [`Watch::vm_word`] points at where no VMClock page is mapped: never
-/// changes.
+/// [`Watch::vm_word`]'s target where nothing else is watched: never changes.
 static NO_DEVICE: AtomicUsize = AtomicUsize::new(0);
 
-/// The two words behind every call's check, side by side: one address for the
-/// fast path to find.
+/// The two words every call compares, side by side: one address to find.
 #[repr(C, align(64))]
 struct Watch {
-    /// The word of the VMClock page that holds (the low bytes of)
-    /// `vm_generation_counter`, the droppable word (its own `MAP_DROPPABLE`
-    /// page, which the kernel zeroes in a fork child and CRIU leaves empty in
-    /// a restored process; re-armed by the slow path), or [`NO_DEVICE`]. Set
-    /// once per process (or by the inspection hook); no page is ever unmapped.
+    /// The VMClock page's `vm_generation_counter`, the droppable word or
+    /// [`NO_DEVICE`]; set by the probe (or the hook), never unmapped.
     vm_word: AtomicPtr<AtomicUsize>,
     /// Moved by [`reseed_all_threads`](crate::reseed_all_threads).
     explicit: AtomicUsize,
@@ -73,26 +42,21 @@ static WATCH: Watch = Watch {
     explicit: AtomicUsize::new(0),
 };
 
-/// The generation a thread's generator was seeded under (see the module doc).
-/// Raw words, compared for equality only: the VMClock counter is little-endian
-/// in its page, and on a 32-bit system only its low half is read.
+/// A generation (see the module doc): raw words, compared for equality only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Generation {
     pub(crate) vm: usize,
     pub(crate) explicit: usize,
 }
 
-/// The current generation: two loads (three with the page pointer), no system
-/// call.
+/// The current generation: three loads, no system call.
 #[inline(always)]
 pub(crate) fn current() -> Generation {
     let word = WATCH.vm_word.load(Ordering::Relaxed);
-    // SAFETY: `vm_word` holds `NO_DEVICE`, a word of the read-only VMClock
-    // mapping, or the droppable word; each mapping is made and checked before
-    // its address is stored and never unmapped, so the word is valid for
-    // atomic reads for the rest of the process. The kernel may zero the
-    // droppable page at any time (a fork child, memory pressure): an atomic
-    // load then reads 0, a new generation, never anything invalid.
+    // SAFETY: `vm_word` points at `NO_DEVICE`, the VMClock mapping or the
+    // droppable word, each mapped and checked before it is stored and never
+    // unmapped. The kernel may zero the droppable page at any time (a fork
+    // child, memory pressure): the load then reads 0, a new generation.
     let vm = unsafe { (*word).load(Ordering::Relaxed) };
     Generation {
         vm,
@@ -100,22 +64,17 @@ pub(crate) fn current() -> Generation {
     }
 }
 
-/// A new generation: every thread's next call discards what it buffered and
-/// reseeds (see [`crate::reseed_all_threads`]). One atomic add.
+/// A new generation (see [`crate::reseed_all_threads`]).
 pub(crate) fn bump() {
     WATCH.explicit.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Whether `now` (read by the caller just before) may be trusted: the probe
-/// has settled and watches no VMClock page, or a consistent read of the
-/// watched page finds it valid with the counter `now` holds. `false`: the
-/// caller must reseed and keep the fast path closed (also while a probe is in
-/// progress or due again: no thread serves from a buffer before the watch is
-/// decided).
+/// Whether `now` (just read) may be trusted: the [`probe`] is decided and
+/// watches no VMClock page, or the page reads valid with `now`'s counter. If
+/// not, the caller reseeds and keeps the fast path closed.
 ///
-/// A droppable word read as 0 is never trusted: its page was dropped after
-/// the slow path re-armed it ([`probe`]) and before the caller read it. Were
-/// that 0 recorded with the fast path open, a process restore, which leaves
+/// A droppable word read as 0 (dropped since the slow path re-armed it) is not
+/// trusted: were it recorded with the fast path open, a restore, which leaves
 /// the word 0 too, would compare equal and go unseen (issue 31); instead the
 /// caller reseeds, and its next call re-arms the word and reseeds again.
 pub(crate) fn trusted(now: Generation) -> bool {
@@ -133,11 +92,9 @@ pub(crate) fn trusted(now: Generation) -> bool {
                 fields.generation_word == now.vm
             }
             vmclock::View::Invalid => {
-                // A page watched unsettled (torn at its probe) whose first
-                // consistent read shows it is no VMClock page: not watched
-                // after all (every thread's next call sees the generation
-                // move and reseeds). A page once valid stays watched, and
-                // untrusted while invalid.
+                // Watched unsettled, and now consistently no VMClock page:
+                // unwatched (the generation moves: every thread reseeds). A
+                // page once valid stays watched, untrusted while invalid.
                 if UNSETTLED.swap(false, Ordering::Relaxed) {
                     WATCH
                         .vm_word
@@ -164,33 +121,21 @@ fn watched_word() -> Option<*const AtomicUsize> {
     .then_some(word.cast_const())
 }
 
-// --- process restores (CRIU): a word in a droppable page -----------------------
-
-/// Where no VMClock page is watched, [`Watch::vm_word`] points here (Linux
-/// 6.11+, 64-bit): a word alone in a page mapped `MAP_DROPPABLE`, which holds
-/// a nonzero value the process wrote. A forked child sees the page wiped, and
-/// so does a process that CRIU restored: CRIU does not dump the pages of a
-/// droppable mapping (its `mem.c`), and restores the mapping empty. The word
-/// then reads 0, a new generation for every thread's next call, on the fast
-/// path too, at no cost (the same one load as [`NO_DEVICE`]). The kernel may
-/// also drop the page under memory pressure: one needless reseed per thread.
-/// The slow path re-arms the word ([`rearm`]). Null where the kernel refused
-/// the mapping (before 6.11, 32-bit): then nothing in the process sees a
-/// restore (call `reseed_all_threads()`).
+/// [`Watch::vm_word`] where no VMClock page is watched: a word alone in a
+/// `MAP_DROPPABLE` page (Linux 6.11+, 64-bit), nonzero ([`arm`]). A fork, a
+/// CRIU restore (such mappings come back empty) or memory pressure wipes it:
+/// a new generation, at [`NO_DEVICE`]'s cost. Null where the kernel refused it.
 static DROPPABLE: AtomicPtr<AtomicUsize> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Values written into the droppable word: 1, 3, 5, ... (never 0, never one
-/// written before in this process's history, so that a re-armed word never
-/// matches what a thread recorded before the wipe).
+/// Counts the droppable word's values (1, 3, 5, ...: never 0, never repeated,
+/// so a re-armed word never matches a generation recorded before the wipe).
 static ARMED: AtomicUsize = AtomicUsize::new(0);
 
-/// `MAP_DROPPABLE` (`linux/mman.h`; not in every `libc` release): a mapping
-/// type of its own, private, in place of `MAP_PRIVATE`.
+/// `MAP_DROPPABLE` (`linux/mman.h`, not in every `libc`), for `MAP_PRIVATE`.
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 const MAP_DROPPABLE: libc::c_int = 0x08;
 
-/// The droppable word, mapped and armed on first need; null if the kernel
-/// refuses the mapping.
+/// The droppable word, mapped and armed on first need; null if refused.
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 fn droppable_word() -> *mut AtomicUsize {
     #[cfg(ratchet_rng_inspect)]
@@ -202,9 +147,8 @@ fn droppable_word() -> *mut AtomicUsize {
         return word;
     }
     let len = super::pages::page_bytes();
-    // SAFETY: a new private anonymous mapping at an address the kernel
-    // chooses; failure is `MAP_FAILED` (`EINVAL` before Linux 6.11 and on
-    // 32-bit systems).
+    // SAFETY: a new anonymous mapping where the kernel chooses; failure is
+    // `MAP_FAILED` (`EINVAL` before Linux 6.11 and on 32-bit systems).
     let page = unsafe {
         libc::mmap(
             core::ptr::null_mut(),
@@ -219,8 +163,7 @@ fn droppable_word() -> *mut AtomicUsize {
         return core::ptr::null_mut();
     }
     let word = page.cast::<AtomicUsize>();
-    // Two probes at once (a child that took over its parent's): one wins, the
-    // other page stays mapped and unused.
+    // Two probes at once (a child took over): the loser's page stays unused.
     match DROPPABLE.compare_exchange(
         core::ptr::null_mut(),
         word,
@@ -228,8 +171,7 @@ fn droppable_word() -> *mut AtomicUsize {
         Ordering::Relaxed,
     ) {
         Ok(_) => {
-            // Armed by a write, not a read first: one page fault, not two
-            // (a read would map the zero page, the write then copy it).
+            // A write first, not a read: one page fault, not two.
             arm(word);
             word
         }
@@ -237,20 +179,17 @@ fn droppable_word() -> *mut AtomicUsize {
     }
 }
 
-/// Writes a new armed value into the droppable word if it reads 0 (wiped: a
-/// fork, a restore, or memory pressure). Called by every slow path before it
-/// reads the generation, so that the generation it records is armed.
+/// Re-arms the droppable word if it reads 0 (wiped). Called by every slow
+/// path before it reads the generation, so that what it records is armed.
 fn rearm(word: *mut AtomicUsize) {
-    // SAFETY: `word` is `DROPPABLE`'s: the start of a read-write mapping that
-    // is never unmapped, aligned; the kernel may zero it at any time, which
-    // an atomic read sees as 0 and a write faults back in.
+    // SAFETY: `DROPPABLE`'s word: aligned, in a mapping never unmapped; the
+    // kernel may zero it at any time (a read sees 0, a write faults it in).
     if unsafe { &*word }.load(Ordering::Relaxed) == 0 {
         arm(word);
     }
 }
 
-/// Writes a new armed value into the droppable word if it holds 0 (one
-/// compare-and-swap: a write access).
+/// Writes the next [`ARMED`] value into the droppable word if it holds 0.
 fn arm(word: *mut AtomicUsize) {
     // SAFETY: as in `rearm`.
     let word = unsafe { &*word };
@@ -263,21 +202,18 @@ fn arm(word: *mut AtomicUsize) {
 pub(crate) enum Refusal {
     /// No such file (`ENOENT`, `ENODEV`, `ENXIO`, `ENOTDIR`).
     Absent,
-    /// Not readable by this process (`EACCES`, `EPERM`): the device is often
-    /// root-only (`crw-------`).
+    /// Not readable by this process (`EACCES`, `EPERM`).
     PermissionDenied,
     /// A FIFO, a regular file, a directory, a socket, a symbolic link loop.
     NotCharDevice,
-    /// A character device other than a misc device without a size
-    /// (`/dev/null`, `/dev/zero`, a terminal).
+    /// Another character device (`/dev/null`, `/dev/zero`, a terminal).
     WrongDevice,
     /// Mapped, but no VMClock page with the VM generation counter.
     NotVmClock,
     /// Cannot be mapped (the kernel refused the `mmap`).
     CannotMap,
     /// Could not be opened or mapped for a reason that may pass (out of
-    /// descriptors or memory, interrupted): retried on later slow paths, up
-    /// to [`PROBES`] probes.
+    /// descriptors or memory, interrupted): retried, up to [`PROBES`] probes.
     CannotOpen,
 }
 
@@ -317,8 +253,7 @@ enum Status {
     NotProbed,
     /// Watched: a valid VMClock page with the generation counter.
     Watched,
-    /// Watched, but being updated at the probe (odd `seq_count`): untrusted
-    /// (every call reseeds) until a read finds it settled.
+    /// Watched, but torn at the probe: untrusted until a read finds it settled.
     Unsettled,
     /// Not watched, and why.
     Refused(Refusal),
@@ -380,9 +315,7 @@ fn set_status(status: Status) {
     STATUS.store(index, Ordering::Relaxed);
 }
 
-/// What watches for VM snapshot restores in this process: `"vmclock"` when
-/// the VMClock device's generation counter is watched; otherwise why not
-/// (`"none: ..."`); `"not probed yet"` before the first use of `rng()`.
+/// What watches for VM snapshot restores here ([`Status::name`]).
 pub(crate) fn vm_generation_status() -> &'static str {
     Status::ALL
         .get(STATUS.load(Ordering::Relaxed))
@@ -404,8 +337,7 @@ pub(crate) fn process_restore_status() -> &'static str {
     }
 }
 
-/// Whether the watched page has had no consistent read yet (its probe found
-/// it being updated).
+/// Whether the watched page was torn at its probe and has not settled since.
 #[cfg_attr(
     any(miri, not(any(target_os = "linux", target_os = "android"))),
     allow(dead_code, reason = "no VMClock device here")
@@ -436,17 +368,14 @@ fn busy(pid: u32) -> usize {
     (pid as usize) << 1
 }
 
-/// [`IDLE`], [`DONE`], or [`busy`] with the prober's process id. The id lets
-/// a child forked while a thread of its parent was probing (the child has
-/// no such thread) see that the probe will never end in it, and take it over.
+/// [`IDLE`], [`DONE`], or [`busy`] with the prober's process id, so that a
+/// child forked mid-probe (which lacks the probing thread) takes it over.
 static PROBE: AtomicUsize = AtomicUsize::new(IDLE);
 
 /// Probes that failed in a way that may pass ([`Refusal::passes`]).
 static FAILED_PROBES: AtomicUsize = AtomicUsize::new(0);
 
-/// How many probes a process makes at most: a failure that may pass (out of
-/// descriptors, interrupted) is retried on later slow paths, this many times
-/// in all.
+/// How many probes a process makes at most ([`Refusal::passes`]).
 const PROBES: usize = 4;
 
 /// Where the probe looks (the inspection hook may point it elsewhere).
@@ -462,13 +391,9 @@ fn probe_target() -> (&'static core::ffi::CStr, Accept) {
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 use vmclock::Accept;
 
-/// Maps `/dev/vmclock0` and watches its counter, if it exists, is readable,
-/// is the VMClock device and its page is a VMClock page with the generation
-/// counter (being updated at the probe is not a reason to give up: the page
-/// is then watched and untrusted until a read finds it settled). Called on
-/// every slow path until the probe is done: one relaxed load once it is.
-/// While one thread probes, the others' slow paths find the generation
-/// untrusted ([`trusted`]): they reseed and keep their fast path closed.
+/// Watches `/dev/vmclock0` if `vmclock::attach` accepts it (torn: unsettled),
+/// else the droppable word; once decided, only re-arms that word. Called by
+/// every slow path (while another thread probes, [`trusted`] says no).
 pub(crate) fn probe() {
     let seen = PROBE.load(Ordering::Relaxed);
     if seen == DONE {
@@ -502,13 +427,9 @@ pub(crate) fn probe() {
     PROBE.store(if again { IDLE } else { DONE }, Ordering::Relaxed);
 }
 
-/// Whether the process's generation has moved since its first probe was
-/// decided: `reseed_all_threads()` was called, the VMClock counter changed,
-/// or the droppable word was wiped (a restore, a fork) and re-armed. A
-/// thread's first use in a generation that moved is mixed as any seeding
-/// after a new generation; a plain first use is not (a fresh page's zeroed
-/// header says nothing about the generation). `true` while no probe has
-/// been decided (the caller reseeds then anyway).
+/// Whether the generation moved since the first probe was decided (or none
+/// was): a thread's first use then takes the full mix, as a fresh page's
+/// zeroed header says nothing about the generation.
 pub(crate) fn moved(now: Generation) -> bool {
     now.explicit != 0
         || !STARTED.load(Ordering::Relaxed)
@@ -518,8 +439,7 @@ pub(crate) fn moved(now: Generation) -> bool {
 /// Set by the first decided probe, with [`START_VM`] (see [`moved`]).
 static STARTED: AtomicBool = AtomicBool::new(false);
 
-/// The VM word's value when the first probe was decided: the VMClock
-/// counter, the droppable word's first armed value, or [`NO_DEVICE`]'s.
+/// The VM word's value when the first probe was decided (see [`moved`]).
 static START_VM: AtomicUsize = AtomicUsize::new(0);
 
 /// One probe (see [`probe`]).
@@ -567,8 +487,7 @@ fn watch(attached: &vmclock::Attached) -> Status {
     }
 }
 
-/// Whether the droppable word (process restores) is what the fast path
-/// compares.
+/// Whether the fast path compares the droppable word.
 fn restore_word_watched() -> bool {
     let word = WATCH.vm_word.load(Ordering::Relaxed);
     !word.is_null() && core::ptr::eq(word, DROPPABLE.load(Ordering::Relaxed))
@@ -580,10 +499,8 @@ pub(crate) fn watched() -> bool {
     watched_word().is_some()
 }
 
-/// Watches the VMClock page in the file at `path` (a test's stand-in for the
-/// device) instead of whatever is watched, if it is valid (or being updated:
-/// then unsettled, as a probe would); the process's own probe is then
-/// skipped. The old mapping is left mapped (a thread may be reading it).
+/// Watches the VMClock page in the file at `path` as a probe would, and skips
+/// the process's own probe; the old mapping stays (a thread may read it).
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -597,10 +514,8 @@ pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> 
     Ok(())
 }
 
-/// The path (and what may stand there) the next probe looks at, set by
-/// [`inspect_probe_at`]; `/dev/vmclock0` otherwise. Leaked when set (a test
-/// sets a handful), so that a probe (maybe in a forked child) allocates
-/// nothing.
+/// The path (and whether a file may stand there) from [`inspect_probe_at`],
+/// leaked so that a probe (maybe in a forked child) allocates nothing.
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -625,9 +540,8 @@ fn probe_target() -> (&'static core::ffi::CStr, Accept) {
     }
 }
 
-/// Unwatches any page and makes the next slow path probe `path` as it would
-/// `/dev/vmclock0` (a regular file accepted only with `file`), with a fresh
-/// retry budget.
+/// Unwatches any page; the next slow path probes `path` (a regular file too
+/// with `file`) with a fresh retry budget.
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -648,10 +562,7 @@ pub(crate) fn inspect_probe_at(path: std::ffi::CString, file: bool) {
     PROBE.store(IDLE, Ordering::Relaxed);
 }
 
-/// What a CRIU restore does to the droppable word's page (its pages are not
-/// dumped, so the restored mapping is empty): zeroes it. False where there is
-/// no such page (the kernel refused `MAP_DROPPABLE`, or a VMClock page is
-/// watched instead).
+/// Zeroes the droppable page as a CRIU restore does; false if none is watched.
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -663,14 +574,12 @@ pub(crate) fn inspect_drop_restore_page() -> bool {
         return false;
     }
     let len = super::pages::page_bytes();
-    // SAFETY: `word` is the start of the droppable mapping, `len` bytes;
-    // `MADV_DONTNEED` on a private anonymous mapping gives zero-filled pages
-    // on the next touch, as the kernel's own drop does.
+    // SAFETY: `word` starts the droppable mapping, `len` bytes; the page then
+    // reads as zeros, as after the kernel's own drop.
     unsafe { libc::madvise(word.cast(), len, libc::MADV_DONTNEED) == 0 }
 }
 
-/// Set by [`inspect_without_droppable`]: the probe maps no droppable page, as
-/// on a kernel without them.
+/// Set by [`inspect_without_droppable`].
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -678,8 +587,7 @@ pub(crate) fn inspect_drop_restore_page() -> bool {
 ))]
 static NO_DROPPABLE: AtomicBool = AtomicBool::new(false);
 
-/// Makes the probes that follow map no droppable page, as on a kernel before
-/// 6.11 (a page already mapped stays).
+/// Makes later probes map no droppable page (one already mapped stays).
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -689,8 +597,7 @@ pub(crate) fn inspect_without_droppable() {
     NO_DROPPABLE.store(true, Ordering::Relaxed);
 }
 
-/// Marks the probe as in progress in this process (as if another thread were
-/// inside it): what a child forked at that moment inherits.
+/// Marks the probe busy in this process: what a child forked mid-probe sees.
 #[cfg(all(
     ratchet_rng_inspect,
     any(target_os = "linux", target_os = "android"),
@@ -703,15 +610,10 @@ pub(crate) fn inspect_probe_busy() {
 /// Bytes of [`clone_material`]: the VMClock fields, the clocks, the CPU source.
 pub(crate) const MATERIAL_BYTES: usize = 48 + 32 + 32;
 
-/// What differs between two clones of one snapshot even when the OS generator
-/// does not yet, in this order: the VMClock page's changing fields (disruption
-/// marker, flags, counter value, time, generation counter; zeros where no
-/// page is watched), the clocks (realtime, monotonic, boot time, the CPU's
-/// cycle counter), and 32 bytes from the CPU's random source (RDSEED, else
-/// RDRAND, on x86_64; RNDR on aarch64; detected at run time; left out where
-/// there is none or its output fails the sanity check). Mixed with the OS
-/// seed by a hash, so that it can only add entropy. Returns how many bytes of
-/// `out` were written (the rest stays zero).
+/// What differs between clones of one snapshot when the OS generator does
+/// not yet: the VMClock fields (zeros if none), the clocks, 32 bytes of the
+/// CPU random source (if it passes the check). Hashed with the OS seed, so it
+/// only adds entropy. Returns how many bytes of `out` were written (rest: 0).
 pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
     let (device, rest) = out.split_at_mut(48);
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
@@ -733,14 +635,12 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
     }
 }
 
-/// The CPU's cycle counter and the monotonic clock's nanoseconds (0 where one
-/// is missing): the two cheapest readings that differ between clones.
+/// The two cheapest readings that differ between clones (0 where missing).
 pub(crate) fn cheap_clocks() -> [u64; 2] {
     hardware::cheap_clocks()
 }
 
-/// The CPU random source [`clone_material`] uses on this machine, if any
-/// (`None` too when its output fails the sanity check).
+/// The CPU random source [`clone_material`] uses here, if any.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn hardware_source() -> Option<&'static str> {
     hardware::fill(&mut [0; 32])

@@ -1,10 +1,8 @@
-//! The generator inside the thread-local state: the refill core of the fastest
-//! secure generator for this CPU ([`AesCtrPoolRng`](crate::AesCtrPoolRng)'s with
-//! AES hardware, [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng)'s
-//! otherwise), held as its bare key so that it can be seeded **in place**: the
-//! operating system writes the seed straight into the state (no generator is
-//! built on the stack and moved in), and an all-zero state, which is what a
-//! forked child's wiped page holds, is a valid (unseeded) value.
+//! The thread-local state's generator: the refill core of
+//! [`AesCtrPoolRng`](crate::AesCtrPoolRng) with AES hardware, else of
+//! [`ChaChaKeyErasureRng`](crate::ChaChaKeyErasureRng), held as its bare key:
+//! the OS seeds it **in place** (no generator is moved in), and all zeros (a
+//! forked child's wiped page) is a valid unseeded value.
 #![forbid(unsafe_code)]
 
 use zeroize::Zeroize;
@@ -33,24 +31,16 @@ fn engine() -> Engine {
 }
 
 /// Bytes of stack below the caller's frame that [`scrub_stack_if_used`]
-/// overwrites: more than the slow path's frames with the deepest refill
-/// kernel's under them, and no more, so that a signal handler that draws (on an
-/// alternate signal stack, say) needs little more stack than the refill itself.
-/// Frames on x86_64 (rustc 1.95, release): `x86_vaes512::fill_pools` 3008 bytes
-/// (key expansion inlined), `x86_vaes256` 1600, `x86_aesni` 504, the ChaCha
-/// kernels under 512, the slow path's own frames above them about 200; painted
-/// and measured, a `x86_vaes256` refill touches 2 KiB below `fill`'s frame.
+/// overwrites after a refill: the slow path's frames with the deepest refill
+/// kernel's under them (`x86_vaes512`, about 3 KiB), and no more, so that a
+/// signal handler that draws needs little more stack than the refill itself.
 /// `tests/residue.rs` fails if a kernel's spills outgrow it.
 const SCRUB_BYTES: usize = 4096;
 
-/// Bytes [`scrub_stack_if_used`] overwrites after a call that only reseeded
-/// without the full mix or made a short batch ([`Depth::Shallow`]: a thread's
-/// first small request): the OS read, the lite mix and sixteen AES blocks on
-/// AES-NI (or ARMv8 AES). Painted and measured (x86_64, rustc 1.95, release):
-/// such a first use writes 1.2 KiB below the frame of the code that calls
-/// `rng()`, so less below the slow path's. Scrubbing the 4 KiB the refill
-/// kernels need there instead costs a first use about 15 ns, its stack below
-/// being cold in the cache (a fortieth of the first use).
+/// Bytes [`scrub_stack_if_used`] overwrites after a [`Depth::Shallow`] call (a
+/// thread's first small request: the OS read, the lite mix and sixteen AES
+/// blocks on AES-NI or ARMv8 AES), which reaches less deep than a refill;
+/// scrubbing [`SCRUB_BYTES`] there would slow a first use (cold stack).
 const SHALLOW_SCRUB_BYTES: usize = 2048;
 
 /// How deep the secrets a slow-path call left on the stack may lie.
@@ -65,21 +55,16 @@ enum Depth {
 }
 
 std::thread_local! {
-    /// How deep this thread's stack below the slow path may hold copies of
-    /// keys or output, since the last scrub.
+    /// How deep this thread's stack may hold secrets since the last scrub.
     static STACK_USED: core::cell::Cell<Depth> = const { core::cell::Cell::new(Depth::Clean) };
 }
 
-/// After a slow-path call that generated or reseeded, overwrites the stack the
-/// call used with zeros: the compiler spills registers and keeps temporaries
-/// there (round keys, output blocks, in the kernels and in the code inlined
-/// around them) that no zeroizing of variables reaches. Called by the slow
-/// path's outer frame, right after its inner frames returned, so that this
-/// frame covers theirs.
-///
-/// Each depth zeroes an array in a frame of its own, right below this small
-/// one: two arrays in one frame would be laid out one below the other, and
-/// the shallow one could land under the stack it is meant to cover.
+/// Zeroes the stack a slow-path call that generated or reseeded used: spilled
+/// registers and temporaries (round keys, output blocks) that no zeroizing of
+/// variables reaches. Called by the slow path's outer frame right after its
+/// inner frames returned, so that this frame covers theirs. Each depth zeroes
+/// an array in a frame of its own right below this one: in one frame, the
+/// shallow array could be laid out below the stack it must cover.
 #[inline(never)]
 pub(crate) fn scrub_stack_if_used() {
     #[inline(never)]
@@ -103,12 +88,10 @@ fn stack_used(depth: Depth) {
 /// TurboSHAKE256's domain byte for [`Generator::reseed`]'s mixing.
 const MIX_DOMAIN: u8 = 0x52;
 
-/// TurboSHAKE256 of the concatenated `parts` with domain byte [`MIX_DOMAIN`],
-/// 32 bytes of output (RFC 9861), on this CPU's Keccak backend: the crate's
-/// `xof::TurboShake256` on the portable permutation costs several hundred
-/// nanoseconds, which a thread's first use cannot afford (`tests` below check
-/// the two agree). Byte by byte into the lanes: no branch or index depends on
-/// the data.
+/// TurboSHAKE256 (RFC 9861) of the concatenated `parts`, domain byte
+/// [`MIX_DOMAIN`], 32 bytes out, on this CPU's Keccak backend, faster than the
+/// portable one of `xof::TurboShake256` (`tests` check they agree). Byte by
+/// byte into the lanes: no branch or index depends on the data.
 fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
     const RATE: usize = 136;
     let backend = KeccakBackend::detect();
@@ -131,17 +114,9 @@ fn mix_hash(parts: &[&[u8]], out: &mut [u8; 32]) {
     state.zeroize();
 }
 
-/// A thread's first-use mix (the engine's cipher, keyed by the OS bytes,
-/// applied to the two cheapest clocks that tell clones apart: the CPU's cycle
-/// counter and the monotonic clock, in nanoseconds), for the ChaCha engine:
-/// the new key is the ChaCha20 block function under the OS bytes `seed`,
-/// with the clocks as its 32-bit counter and 96-bit nonce (the counter's top
-/// 32 bits folded in). Two clones with equal OS bytes and different clocks
-/// get different keys; with good OS bytes the key is as random as ChaCha20
-/// output. The AES engine mixes the same clocks as the nonce of its first
-/// output instead ([`LiteClocks`]). Either only ever adds the clocks to what
-/// the OS bytes give, in a few tens of nanoseconds, where one Keccak
-/// permutation costs several hundred.
+/// The ChaCha engine's [`Mix::Lite`]: the new key is the ChaCha20 block under
+/// the OS bytes `seed`, with the clocks as its 96-bit nonce and 32-bit counter
+/// (the counter folds in their high halves).
 fn chacha_lite_mix(seed: &mut [u8; 32], [cycles, monotonic]: [u64; 2]) {
     let mut key = [0u32; 8];
     for (word, bytes) in key.iter_mut().zip(seed.as_chunks::<4>().0) {
@@ -157,24 +132,14 @@ fn chacha_lite_mix(seed: &mut [u8; 32], [cycles, monotonic]: [u64; 2]) {
     out.zeroize();
 }
 
-/// The AES engine's first-use mix, pending until the key's first output: the
-/// clocks of a [`Mix::Lite`] reseed, kept beside the key (the OS bytes) and
-/// used once, by whichever output comes first.
-///
-/// - A short batch ([`Generator::generate_short`], a thread's first small
-///   request) is the AES-256-CTR keystream under the OS bytes with the clocks
-///   as its 96-bit nonce ([`nonce`](Self::nonce): the cycle counter and the
-///   monotonic clock folded to 32 bits) and a 32-bit block counter from 0:
-///   two clones with equal OS bytes and different clocks read one key's
-///   permutation at disjoint inputs, so every block differs; with good OS
-///   bytes the output is AES-CTR under a random key. One key expansion in
-///   all, which is what a thread's first use can afford.
-/// - Anything else ([`Generator::generate`]'s pools, whose counters start at
-///   0 under each key) first replaces the key with the keystream under it
-///   from the full 128 clock bits, two blocks (the same argument, for the
-///   key), then runs as after any seeding.
-///
-/// Not secret (clocks), but zeroed with the key; all zeros: nothing pending.
+/// The AES engine's [`Mix::Lite`]: the clocks, kept beside the key (the OS
+/// bytes) and used once, by whichever output comes first. A short batch
+/// ([`Generator::generate_short`]) takes them as its nonce
+/// ([`nonce`](Self::nonce)): clones with equal OS bytes and different clocks
+/// read one key's permutation at disjoint inputs, with one key expansion in
+/// all. Pools ([`Generator::generate`], counters from 0 under each key) first
+/// replace the key ([`mix_key`](Self::mix_key)). Not secret, but zeroed with
+/// the key; all zeros: nothing pending.
 #[derive(Clone, Copy)]
 struct LiteClocks {
     clocks: [u64; 2],
@@ -182,17 +147,15 @@ struct LiteClocks {
 }
 
 impl LiteClocks {
-    /// The counter block of the short batch's first block: the cycle counter
-    /// in the top 64 bits, the monotonic clock (folded to 32 bits) below it,
-    /// and the block counter's 32 bits 0.
+    /// The short batch's first counter block: the cycle counter in the top 64
+    /// bits, the monotonic clock folded to 32 bits below it, block counter 0.
     fn nonce(self) -> u128 {
         let [cycles, monotonic] = self.clocks;
         u128::from(cycles) << 64 | u128::from((monotonic ^ monotonic >> 32) as u32) << 32
     }
 
-    /// The key after the mix for output other than a short batch: the
-    /// AES-256-CTR keystream under `key` from the 128-bit counter the clocks
-    /// make, two blocks.
+    /// The key for output other than a short batch: two blocks of AES-256-CTR
+    /// keystream under `key` from the clocks' 128-bit counter.
     fn mix_key(self, backend: AesBackend, key: &mut [u8; 32]) {
         let [cycles, monotonic] = self.clocks;
         let mut blocks = [[0u8; 16]; 2];
@@ -203,10 +166,9 @@ impl LiteClocks {
     }
 }
 
-/// The OS generator's bytes for a reseed (the inspection builds can make every
-/// process get the same ones: [`SAME_OS_SEEDS`]): at a thread's `first` seeding,
-/// from the process's reserve of them where it can serve (`pages.rs`), which
-/// fetches them several at a time.
+/// The OS generator's bytes for a reseed; at a thread's `first` seeding, from
+/// the process's seed reserve where it serves (`pages.rs`). Inspection builds
+/// can make them equal everywhere (`SAME_OS_SEEDS`).
 fn os_seed(seed: &mut [u8; 32], first: bool) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
     if FAIL_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
@@ -223,9 +185,8 @@ fn os_seed(seed: &mut [u8; 32], first: bool) -> Result<(), OsError> {
     crate::os::fill(seed)
 }
 
-/// Inspection builds: when set, every thread reseed takes the same 32 bytes
-/// instead of the OS generator's: a test's stand-in for two clones whose guest
-/// kernel has not reseeded yet.
+/// Inspection builds: when set, every thread reseed takes the same 32 bytes,
+/// standing in for two clones whose guest kernel has not reseeded yet.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) static SAME_OS_SEEDS: core::sync::atomic::AtomicBool =
     core::sync::atomic::AtomicBool::new(false);
@@ -240,8 +201,7 @@ pub(crate) static FAIL_OS_SEEDS: core::sync::atomic::AtomicBool =
 std::thread_local! {
     /// Inspection builds: this thread's successful reseeds.
     pub(crate) static RESEEDS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
-    /// Inspection builds: this thread's successful reseeds by [`Mix`] (`None`,
-    /// `Lite`, `Full`).
+    /// Inspection builds: this thread's successful reseeds by [`Mix`].
     pub(crate) static MIXES: core::cell::Cell<[u64; 3]> = const { core::cell::Cell::new([0; 3]) };
     /// Inspection builds: this thread's full mixes whose hashed material held
     /// the CPU random source's 32 bytes (not all zeros).
@@ -254,11 +214,10 @@ pub(crate) enum Mix {
     /// Nothing: a scheduled reseed, or one `reseed()` asked for, with no new
     /// generation nor fork since the last seeding.
     None,
-    /// Two clocks only, through the engine's own cipher keyed by the OS bytes
-    /// ([`chacha_lite_mix`], [`LiteClocks`]: no hash, no CPU source; a hash
-    /// permutation would cost a thread's first use as much as `rand::rng()`'s
-    /// whole first use): a thread's first use in a generation the process has
-    /// not seen move.
+    /// A thread's first use in a generation the process has not seen move: the
+    /// cycle counter and the monotonic clock through the engine's cipher keyed
+    /// by the OS bytes ([`chacha_lite_mix`], [`LiteClocks`]). No hash and no CPU
+    /// source: a first use cannot afford them (SECURITY.md).
     Lite,
     /// Everything, the CPU random source (RDSEED/RDRAND/RNDR) included: any
     /// seeding after a new generation or a fork, wherever it was seen.
@@ -300,11 +259,9 @@ impl Generator {
         }
     }
 
-    /// Reseeds from the operating system, in place. On failure the current key
-    /// stays as it was. With [`Mix::Full`], the seed is TurboSHAKE256 of the
-    /// OS bytes and of what differs between clones of one snapshot even when
-    /// the OS generator does not yet ([`generation::clone_material`]); with
-    /// [`Mix::Lite`], the engine's cipher keyed by the OS bytes, applied to
+    /// Reseeds from the operating system, in place; on failure the current key
+    /// stays as it was. [`Mix::Full`] hashes the OS bytes with what differs
+    /// between clones ([`generation::clone_material`]); [`Mix::Lite`] applies
     /// two clocks: at once for the ChaCha engine ([`chacha_lite_mix`]), with
     /// the key's first output for the AES engine ([`LiteClocks`]).
     pub(crate) fn reseed(&mut self, mix: Mix) -> Result<(), OsError> {
@@ -386,9 +343,8 @@ impl Generator {
     /// at every refill.
     ///
     /// # Panics
-    /// If `out.len()` is not a multiple of [`refill_bytes`](Self::refill_bytes)
-    /// (an internal invariant of the thread state: better a panic than a partly
-    /// unwritten buffer).
+    /// If `out.len()` is not a multiple of [`refill_bytes`](Self::refill_bytes):
+    /// an internal invariant, better a panic than a partly unwritten buffer.
     pub(crate) fn generate(&mut self, out: &mut [u8]) {
         fn whole<const N: usize>(out: &mut [u8]) -> &mut [[u8; N]] {
             let (refills, rest) = out.as_chunks_mut::<N>();
@@ -410,9 +366,8 @@ impl Generator {
         stack_used(Depth::Deep);
     }
 
-    /// The output of a [`generate_short`](Self::generate_short) batch with
-    /// this engine, if it has one (the AES engine; a ChaCha key period is
-    /// already short).
+    /// Output bytes of a [`generate_short`](Self::generate_short) batch: the AES
+    /// engine's; `None` for ChaCha, whose key period is already short.
     pub(crate) fn short_output_bytes() -> Option<usize> {
         match engine() {
             Engine::Aes(_) => Some(SHORT_BYTES - 32),
@@ -420,15 +375,11 @@ impl Generator {
         }
     }
 
-    /// A short refill for the first request after a seeding (a thread's first
-    /// use then pays for [`SHORT_BLOCKS`] AES blocks, not a 256-block pool):
-    /// the AES-256-CTR keystream under the current key from counter 0, or,
-    /// with a first-use mix pending, from the clocks' nonce ([`LiteClocks`]), is
-    /// written to `out`; its last 32 bytes become the next key and are zeroed
-    /// there, before the caller serves anything, so the old key is gone and
-    /// the output is `out[..short_output_bytes()]`. The AES engine only (see
-    /// [`short_output_bytes`](Self::short_output_bytes)); a ChaCha engine
-    /// leaves `out` untouched.
+    /// A short refill for a thread's first request ([`SHORT_BLOCKS`] AES blocks,
+    /// not a pool): the AES-256-CTR keystream under the key from counter 0, or
+    /// from the pending clocks' nonce ([`LiteClocks`]); its last 32 bytes become
+    /// the next key and are zeroed in `out` before anything is served. A ChaCha
+    /// engine leaves `out` untouched.
     pub(crate) fn generate_short(&mut self, out: &mut [u8; SHORT_BYTES]) {
         if let Engine::Aes(backend) = engine() {
             let (blocks, _) = out.as_chunks_mut::<16>();
@@ -472,9 +423,8 @@ mod tests {
     use super::*;
     use crate::xof::TurboShake256;
 
-    /// The short batch is the portable AES-256-CTR keystream from counter 0
-    /// under the current key: its last two blocks are the next key (zeroed in
-    /// the output), the rest is output; a second batch uses the new key.
+    /// The short batch is the portable AES-256-CTR keystream from counter 0;
+    /// its last two blocks are the next batch's key, zeroed in `out`.
     #[test]
     fn short_batch_is_the_keystream_with_its_key_erased() {
         if Generator::short_output_bytes().is_none() {
@@ -499,11 +449,9 @@ mod tests {
         }
     }
 
-    /// The AES engine's first-use mix: a short batch with the clocks pending
-    /// is the portable AES-256-CTR keystream under the OS bytes from the
-    /// clocks' nonce (block counter from 0 in the low 32 bits), so other
-    /// clocks give other blocks, and the mix is used once; pools after a
-    /// pending mix run under the key the clocks' keystream replaced it with.
+    /// With the clocks pending, a short batch is the portable keystream from
+    /// the clocks' nonce (other clocks, other blocks), and pools run under the
+    /// key the clocks' keystream replaced; either uses the mix once.
     #[test]
     fn first_use_mix_is_the_short_batch_nonce_or_a_new_key() {
         if Generator::short_output_bytes().is_none() {

@@ -1,31 +1,20 @@
 //! The memory the thread states live in: slabs of [`SLOTS`] slots, each slab
 //! one mapping (unix: anonymous, so that the kernel can be told what a forked
 //! child sees there; elsewhere a zeroed allocation), advised once when it is
-//! made (`fork.rs`: wiped in a forked child, kept out of core dumps) and never
-//! released. A slot is two pieces: its state (a few hundred bytes, packed
-//! with the other slots' states at the end of the slab, so that several
-//! threads' states share a page and a new thread's first use seldom faults one
-//! in) and its buffer (in the rest of the slab, touched at the first refill).
-//! A thread takes a free slot and gives it back, wiped, when it exits: a new
-//! thread's first call makes no system call unless every slab is full.
-//! Lock-free (one bit per slot), so a fork at any point leaves the child a
-//! consistent picture: the slots of the parent's other threads stay taken.
-//!
-//! The first slab's slot 0 holds the seed reserve ([`reserved_seed`]): OS bytes
-//! fetched [`RESERVE_SEEDS`] seeds at a time, each handed to one new thread's
-//! first seeding and wiped as it is, so that most new threads make no system
-//! call at all (glibc's vDSO `getrandom` keeps its per-thread states, keys
-//! included, across threads for the same reason).
+//! made (`fork.rs`) and never released. A thread takes a free slot and gives
+//! it back, wiped, when it exits: a new thread's first call makes no system
+//! call unless every slab is full. Lock-free (one bit per slot), so a fork at
+//! any point leaves the child a consistent picture: the slots of the parent's
+//! other threads stay taken. The first slab's slot 0 holds the seed reserve
+//! ([`reserved_seed`]).
 
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering, compiler_fence};
 
-/// States per slab: one bit each in [`Slab::taken`] (64 on 64-bit systems; a
-/// word, so that systems without 64-bit atomics need none).
+/// States per slab: one bit each in the word [`Slab::taken`] (no `AtomicU64`).
 const SLOTS: usize = usize::BITS as usize;
 
-/// At most this many slabs: a thread beyond `SLOTS * MAX_SLABS` states held at
-/// once is served by the OS.
+/// At most this many slabs: a thread beyond them is served by the OS.
 const MAX_SLABS: usize = 1024;
 
 struct Slab {
@@ -33,14 +22,13 @@ struct Slab {
     base: AtomicPtr<u8>,
     /// Bit `i`: slot `i` is held by a thread.
     taken: AtomicUsize,
-    /// What the kernel accepted for the whole slab: bit 0, wiped in a forked
-    /// child; bit 1, kept out of core dumps. Written before `base` is published.
+    /// What the kernel accepted for the whole slab (written before `base` is
+    /// published): bit 0, wiped in a forked child; bit 1, not in core dumps.
     advice: AtomicU8,
 }
 
 /// The first slab's slot 0 is never a thread's: its state's bytes hold the
-/// seed reserve (in the page the first threads' states share, so that it
-/// faults in nothing more), its buffer is never touched.
+/// seed reserve (in a page already faulted in), its buffer is never touched.
 static SLABS: [Slab; MAX_SLABS] = {
     let mut slabs = [const {
         Slab {
@@ -57,8 +45,9 @@ static SLABS: [Slab; MAX_SLABS] = {
 /// of 256 bytes: at most 256 bytes never come back short on Linux).
 const RESERVE_SEEDS: usize = 8;
 
-/// The seed reserve, in place of the first slab's slot 0's state (wiped in a
-/// forked child as the thread states are). All zeros is a valid value: empty.
+/// The seed reserve, so that most new threads make no system call: OS seeds,
+/// each for one thread's first seeding, wiped as taken (and in a forked child,
+/// with the slab). All zeros is a valid value: empty.
 #[repr(C, align(64))]
 struct Reserve {
     /// 1 while a thread refills or takes (any other caller asks the OS).
@@ -79,7 +68,7 @@ static RESERVE: AtomicPtr<Reserve> = AtomicPtr::new(ptr::null_mut());
 /// The system's page size.
 #[cfg(unix)]
 pub(crate) fn page_bytes() -> usize {
-    // SAFETY: `sysconf` only reads a system value; `_SC_PAGESIZE` is a valid name.
+    // SAFETY: `sysconf` only reads a system value; `_SC_PAGESIZE` is valid.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(page).unwrap_or(4096).max(4096)
 }
@@ -108,11 +97,9 @@ fn slab_len(stride: Stride) -> usize {
 }
 
 /// Slot `slot`'s state and buffer in the slab at `base`: the buffers from the
-/// slab's start, the states downwards from its end, slot 0's in its last page.
-/// The kernel maps a new slab just below the lowest mapping made before it,
-/// so that the states' first page usually shares that mapping's page table:
-/// a process's first call then allocates one page fewer (with 4 GiB resident
-/// in a VM, each new page costs 12-27 µs: Linux 6.18, Zen 3).
+/// slab's start, the states packed downwards from its end (several to a page;
+/// slot 0's in the last page, which usually shares a page table with the
+/// mapping above, as the kernel maps a new slab just below: one page fewer).
 fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
     (
         base.wrapping_add(slab_len(stride) - (slot + 1) * stride.state),
@@ -121,15 +108,9 @@ fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
 }
 
 /// A new zero-filled read-write mapping of `len` bytes (no `MAP_POPULATE`: a
-/// page is faulted in by the first thread that uses it).
-///
-/// On Linux, `MAP_NORESERVE` too: a mapping with the flags of its neighbours
-/// is merged into one of them (the heap, say), and the advice that follows
-/// then splits it out again, allocating kernel objects; a process that has
-/// touched 4 GiB pays 13 µs for that split, 4 µs for the advice on a mapping
-/// of its own (Linux 6.18, a Zen 4 VM). The flag changes only whether the
-/// slab's 544 KiB count against the commit limit (under
-/// `vm.overcommit_memory=2` they still do: that mode ignores it).
+/// page is faulted in by its first user); on Linux `MAP_NORESERVE` too, so
+/// that it is not merged into a neighbour that the advice would split out
+/// again (docs/PERFORMANCE.md): the flag changes only the commit charge.
 #[cfg(unix)]
 fn map(len: usize) -> Option<*mut u8> {
     // (Not under Miri, whose `mmap` takes no other flag.)
@@ -137,8 +118,8 @@ fn map(len: usize) -> Option<*mut u8> {
     const UNMERGED: libc::c_int = libc::MAP_NORESERVE;
     #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
     const UNMERGED: libc::c_int = 0;
-    // SAFETY: a new anonymous mapping at an address the kernel chooses: no memory
-    // we (or anyone) own is affected; failure is reported as `MAP_FAILED`.
+    // SAFETY: a new anonymous mapping where the kernel chooses: no memory we
+    // (or anyone) own is affected; failure is reported as `MAP_FAILED`.
     let page = unsafe {
         libc::mmap(
             ptr::null_mut(),
@@ -314,14 +295,13 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
 
 #[cfg(ratchet_rng_inspect)]
 std::thread_local! {
-    /// This thread's seeds taken from the reserve, and a fingerprint of the
-    /// last one (inspection: tests compare them across a fork).
+    /// This thread's reserve takes and the last one's fingerprint (inspection).
     pub(crate) static RESERVED_TAKES: core::cell::Cell<(u64, u64)> =
         const { core::cell::Cell::new((0, 0)) };
 }
 
 /// The reserve's seeds not yet taken, and how many are all zeros (inspection:
-/// read holding `busy`, as in `reserved_seed`; `(0, 0)` while another holds it).
+/// read holding `busy` as `reserved_seed` does; `(0, 0)` while another does).
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn reserve_audit() -> (usize, usize) {
     let r = RESERVE.load(Ordering::Acquire);
@@ -338,8 +318,7 @@ pub(crate) fn reserve_audit() -> (usize, usize) {
     (left, zeros)
 }
 
-/// Gives back the slot whose state is at `state` (wiped by the caller, not
-/// used afterwards).
+/// Gives back the slot whose state is at `state` (wiped, no longer used).
 pub(crate) fn give(state: *mut u8, stride: Stride) {
     let _ = slots(stride).any(|(slab, slot, (at, _))| {
         let mine = at == state;
@@ -357,8 +336,7 @@ pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
         .map_or(ptr::null_mut(), |(_, _, (_, buffer))| buffer)
 }
 
-/// Every thread slot of every slab made (not the reserve's): (its slab, its
-/// index, its state and buffer).
+/// Every thread slot (not the reserve's) of every slab made, with its slab.
 fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
     SLABS
         .iter()
@@ -373,12 +351,10 @@ fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
 }
 
 /// In a forked child (one thread, in the `pthread_atfork` handler): zeroes
-/// every slot held (state and buffer), except the one whose state is at
-/// `except` (the forking thread's), in each slab the kernel does not wipe:
-/// those are the states of the parent's other threads, which the child does
-/// not have, so no reference to them is live. And the seed reserve, whatever
-/// its slab's advice (a believed wipe may not happen: an older CRIU's
-/// restore). No allocation, no lock.
+/// every slot held but the forking thread's (its state at `except`) in each
+/// slab the kernel does not wipe, and the seed reserve whatever its slab's
+/// advice (a believed wipe may not happen: an older CRIU's restore). No
+/// allocation, no lock.
 pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
     let reserve = RESERVE.load(Ordering::Acquire);
     if !reserve.is_null() {
@@ -400,8 +376,7 @@ pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
     }
 }
 
-/// Every slot of every slab made (its state's and buffer's addresses), and
-/// whether it is free (inspection).
+/// Every slot made: its state's and buffer's addresses, and whether it is free.
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn audit(stride: Stride) -> std::vec::Vec<((usize, usize), bool)> {
     slots(stride)

@@ -1,8 +1,6 @@
-//! A thread's state (its generator, the reseed budget, what the fork check
-//! compares, and its first short batch) and its output buffer, which lives
-//! apart ([`Buffer`]), and the reseed policy, in safe code. Where they live and
-//! who may touch them when is `storage.rs`'s business; the count of unread
-//! bytes lives there too (in the page's header) and is passed in.
+//! A thread's state, its output [`Buffer`] and the reseed policy, in safe
+//! code. Where they live and who may touch them when is `storage.rs`'s
+//! business, as is the count of unread bytes (passed in).
 #![forbid(unsafe_code)]
 
 use zeroize::Zeroize;
@@ -17,29 +15,21 @@ use crate::rngs::buffer::move_out;
 /// Output bytes after which the thread-local generator reseeds itself from the
 /// operating system: 1 MiB.
 ///
-/// Why 1 MiB: both generators already erase their key at every refill, so a state
-/// captured later reveals no earlier output without any reseed; reseeding adds
-/// *recovery*, bounding how much future output a captured state predicts. 1 MiB
-/// keeps that window under a millisecond of bulk output, while a reseed (one
-/// `getrandom` call for 32 bytes, a few microseconds at most) stays at about 1 %
-/// of the time to produce 1 MiB even at several GB/s (AES hardware), and far less
-/// on the portable backends. `rand`'s `ThreadRng` reseeds every 64 KiB; its
-/// ChaCha12 block generator does not erase its key, ours do, so a longer period
-/// costs no backtracking resistance.
-///
-/// The budget is charged when the generator *produces* output (a refill of the
-/// thread's buffer, or whole refills generated straight into a large request), so
-/// no seed ever produces more than `RESEED_BYTES`; a request larger than that is
-/// served in pieces, reseeding between them.
+/// Both generators erase their key at every refill, so a captured state reveals
+/// no earlier output; reseeding bounds how much *future* output it predicts. At
+/// 1 MiB a reseed (one `getrandom` call) costs about 1 % of the output's time
+/// even with AES hardware. The budget is charged as output is *produced* (buffer
+/// refills, or whole refills straight into a large request), so no seed produces
+/// more than `RESEED_BYTES`; a larger request is served in pieces, reseeding
+/// between them.
 pub const RESEED_BYTES: usize = 1 << 20;
 
 /// Generator refills (AES pools) per refill of the thread state's buffer.
 const REFILLS_PER_BUFFER: usize = 2;
 
 /// The thread state's output buffer: [`REFILLS_PER_BUFFER`] AES pools' output
-/// (4064 bytes each), which also holds 8 ChaCha key periods (992 bytes each).
-/// One refill call for two pools lets the AES kernel overlap the second pool's
-/// key expansion with the first pool's blocks.
+/// (8 ChaCha key periods too). One refill call for two pools lets the AES kernel
+/// overlap the second pool's key expansion with the first pool's blocks.
 pub(crate) const BUFFER_BYTES: usize = REFILLS_PER_BUFFER * POOL_OUTPUT_BYTES;
 
 const _: () = assert!(
@@ -48,13 +38,11 @@ const _: () = assert!(
         && BUFFER_BYTES >= SHORT_BYTES
 );
 
-/// `seeded`'s value while the generator holds a seed (any nonzero pattern: a
-/// wiped page reads 0).
+/// `seeded` while the generator holds a seed (nonzero: a wiped page reads 0).
 const SEEDED: usize = 0x5EED_5EED;
 
-/// The output buffer, cache-line aligned: requests of 16, 32 or 64 bytes then
-/// never straddle two lines. Apart from the [`State`]: a thread that draws
-/// once never touches (faults in) its buffer.
+/// The output buffer, cache-line aligned (no 16-, 32- or 64-byte request
+/// straddles lines); apart from the [`State`]: a first use never touches it.
 #[repr(C, align(64))]
 pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
 
@@ -63,16 +51,13 @@ pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
 pub(crate) struct Short(pub(crate) [u8; SHORT_BYTES]);
 
 /// A thread's state. All zeros (a fresh mapping, or a page a fork wiped) is a
-/// valid value: unseeded, nothing buffered. A few hundred bytes, so that the
-/// states of several threads share a page: a new thread's first use (its
-/// header, its generator, its short batch) then usually faults in nothing.
+/// valid value: unseeded, nothing buffered. Small, so that several threads'
+/// states share a page and a new thread's first use usually faults in nothing.
 #[repr(C)]
 pub(crate) struct State {
-    /// Output not yet served is `short[..left]` or the buffer's `[..left]`
-    /// (`left` is kept by the storage), served from its end (the thread's
-    /// stream has no order to keep); every other byte of both is zero (wiped
-    /// as it was served). First: the storage finds the unread bytes right
-    /// after a header, and puts the state right after the page's.
+    /// Unread output is `short[..left]` or the buffer's `[..left]` (`left` is
+    /// the storage's), served from its end (no order to keep); all else is zero.
+    /// First: the storage puts the state right after the page's header.
     pub(crate) short: Short,
     /// [`SEEDED`] while the generator holds a seed; 0 before the first seeding,
     /// in a page a fork wiped, and after a fork was seen in the middle of a call.
@@ -85,9 +70,8 @@ pub(crate) struct State {
     generator: Generator,
     /// Whether the unread output is in `short` (else in the [`Buffer`]).
     in_short: bool,
-    /// Whether the [`Buffer`] was ever written since the slot was taken (else
-    /// it is all zeros, and neither it nor the page it lies in need be
-    /// touched); cleared only by [`release`](Self::release).
+    /// Whether the [`Buffer`] was written since the slot was taken (else it is
+    /// all zeros, not to be touched); cleared only by [`release`](Self::release).
     buffer_used: bool,
 }
 
@@ -107,14 +91,12 @@ impl State {
         }
     }
 
-    /// Whether the unread output is in [`short`](Self::short) (else in the
-    /// buffer).
+    /// Whether the unread output is in [`short`](Self::short), not the buffer.
     pub(crate) fn unread_in_short(&self) -> bool {
         self.in_short
     }
 
-    /// Whether the buffer was ever written since the slot was taken (else it,
-    /// and the page it lies in, need not be touched).
+    /// Whether the buffer was written since the slot was taken (else untouched).
     pub(crate) fn buffer_used(&self) -> bool {
         self.buffer_used
     }
@@ -129,21 +111,17 @@ impl State {
     }
 
     /// Serves `dst` (any length) with `left` unread bytes buffered, after the
-    /// fork check: seeds when unseeded, and reseeds when a fork is detected (a
-    /// wiped page, a moved epoch, or, when `check_pid` or `force`, another process
-    /// id), when `stale` (a new generation: a VM restore or
-    /// `reseed_all_threads()`, or a VMClock page that cannot be trusted) or
-    /// when `force` asks. Nothing buffered before a fork, a new generation or a
-    /// forced reseed is ever served. On a required seeding that fails nothing
-    /// is served and the error is returned; a failed forced reseed keeps the
-    /// current key.
+    /// fork check: seeds when unseeded, and reseeds on a fork (a wiped page, a
+    /// moved epoch, or, when `check_pid` or `force`, another process id), when
+    /// `stale` (a new generation, or a VMClock page that cannot be trusted) or
+    /// when `force` asks. Nothing buffered before any of these is ever served.
+    /// A required seeding that fails serves nothing and returns the error; a
+    /// failed forced reseed keeps the current key.
     ///
-    /// What the seeding mixes in ([`Mix`]): everything after a new generation
-    /// or a fork, wherever it was seen (`stale`; an unseeded state that is not
-    /// `first_use`: a page a fork wiped, or one the caller forgot because the
-    /// generation moved or a fork landed in the middle of its call); the
-    /// clocks and VMClock fields at a thread's `first_use` in the generation
-    /// the process started in; nothing for a forced or scheduled reseed.
+    /// The seeding's [`Mix`]: `Full` after a new generation or a fork, wherever
+    /// seen (`stale`, or unseeded but not `first_use`: a wiped page, or a state
+    /// the caller forgot); `Lite` at any other `first_use`; `None` for a forced
+    /// or scheduled reseed.
     #[allow(
         clippy::too_many_arguments,
         reason = "the storage's view of one call: its buffer, its count, four verdicts"
@@ -159,8 +137,6 @@ impl State {
         first_use: bool,
     ) -> Result<(), OsError> {
         let unseeded = self.seeded != SEEDED;
-        // A first use after the process's generation moved (`stale`: see
-        // `generation::moved`) is mixed as any seeding in a new generation.
         let mix = if stale || (unseeded && !first_use) {
             Mix::Full
         } else if unseeded {
@@ -168,16 +144,12 @@ impl State {
         } else {
             Mix::None
         };
-        // An unseeded state (first use, a wiped page) seeds anyway; the
-        // generation its zeroed header records means nothing.
+        // Unseeded, it seeds anyway: its zeroed header's generation means nothing.
         let stale = stale && !unseeded;
-        // The process id is read (a system call) only where it is compared:
-        // every call when `check_pid`, and a forced reseed. Where no check
-        // compares it (a wipe catches every fork), a thread's first use leaves
-        // it unrecorded (0, which no process has) and the first forced reseed
-        // records it; until then that reseed's comparison is skipped, unless
-        // the pid check was turned on meanwhile (a more conservative verdict),
-        // where an unrecorded id counts as moved.
+        // The process id (a system call) is read only where it is compared:
+        // with `check_pid` (off where a wipe catches every fork) and at a
+        // forced reseed. Else a first use leaves it unrecorded (0, no process's):
+        // a forced reseed then skips the comparison, `check_pid` counts it moved.
         let pid = if check_pid || force {
             fork::process_id()
         } else if unseeded {
@@ -190,50 +162,43 @@ impl State {
         // A fork seen by the epoch or the process id (not a wipe) is mixed too.
         let mix = if forked && !unseeded { Mix::Full } else { mix };
         if forked && !unseeded {
-            // A fork the page's wipe did not clear (the epoch or process-id
-            // layer, maybe in the middle of a call): the whole state is the
-            // parent's, its key too, which must not stay even if the seeding
-            // below fails (issue 31).
+            // A fork the wipe did not clear (seen by the epoch or the pid, maybe
+            // mid-call): the whole state, key included, is the parent's and must
+            // go even if the seeding below fails (issue 31).
             self.forget(buffer, left);
         } else if stale && !unseeded {
-            // A new generation (found, maybe, in the middle of a fast-path
-            // call that then closed the buffer): the whole buffer may hold
-            // bytes another process also has.
+            // A new generation (maybe found mid-call by a fast path that then
+            // closed the buffer): the whole buffer may hold another's bytes.
             self.wipe_output(buffer);
             *left = 0;
         }
         if forked || stale || force {
             self.discard(buffer, left);
-            // On failure `seeded`, the epoch or the pid stay stale (a required
-            // seeding is tried again on the next call: never serve a stream
-            // another process also has), the caller records no new generation,
-            // or a forced reseed keeps the current key.
+            // On failure `seeded`, the epoch and the pid stay stale, so the next
+            // call tries again (never serve a stream another process has), and
+            // the caller records no new generation.
             self.generator.reseed(mix)?;
             self.seeded = SEEDED;
             self.epoch = fork::epoch();
             self.pid = pid;
             self.budget = RESEED_BYTES;
         }
-        // Only a thread's first use takes the short first batch: every other
-        // seeding refills as before.
+        // Only a thread's first use takes the short batch.
         self.fill(buffer, left, dst, first_use && unseeded);
         Ok(())
     }
 
-    /// A fork happened in the middle of a call (from a signal handler): whatever
-    /// this state now holds may be the parent's. Wipes it all and makes the next
-    /// call seed afresh.
+    /// A fork landed in the middle of a call (from a signal handler): this state
+    /// may be the parent's; wipes it all so that the next call seeds afresh.
     pub(crate) fn forget(&mut self, buffer: &mut Buffer, left: &mut usize) {
         self.wipe(buffer);
         *left = 0;
     }
 
-    /// Zeroes the unread bytes: the short batch and the buffer are then all
-    /// zeros (every byte past `left` is already: wiped as served, or never
-    /// written), without touching (and faulting in) a buffer never used.
+    /// Zeroes the unread bytes, so that the short batch and the buffer are all
+    /// zero (the rest already is), without faulting in a buffer never used.
     pub(crate) fn discard(&mut self, buffer: &mut Buffer, left: &mut usize) {
-        // Nothing to zero at a thread's first use: no call into libc's `memset`
-        // (cold there: a few hundred nanoseconds of a first use).
+        // Skipped when empty (a thread's first use): no cold call to `memset`.
         if *left > 0 {
             self.unread(buffer)[..*left].zeroize();
         }
@@ -241,10 +206,8 @@ impl State {
     }
 
     /// Zeroes the short batch and, if it was ever written, the buffer. As
-    /// slices: zeroize 1.9.2 wipes a slice with one `memset` and an
-    /// optimisation barrier, an array a byte at a time (volatile stores; the
-    /// byte loop over the 8 KiB buffer was half of the instructions of a
-    /// thread that draws once and exits, 8.2 of 23 thousand here).
+    /// slices: `zeroize` wipes a slice with one `memset`, an array a byte at a
+    /// time (its cost at thread exit: docs/PERFORMANCE.md).
     fn wipe_output(&mut self, buffer: &mut Buffer) {
         self.short.0.as_mut_slice().zeroize();
         if self.buffer_used {
@@ -253,9 +216,8 @@ impl State {
         self.in_short = false;
     }
 
-    /// Zeroes everything, as [`wipe`](Self::wipe), when the thread gives its
-    /// slot back; whether the buffer had been used (the storage then zeroes
-    /// the header beside it too).
+    /// [`wipe`](Self::wipe) when the thread gives its slot back; returns whether
+    /// the buffer had been used (the storage then zeroes its header too).
     pub(crate) fn release(&mut self, buffer: &mut Buffer) -> bool {
         self.wipe(buffer);
         core::mem::take(&mut self.buffer_used)
@@ -272,10 +234,9 @@ impl State {
     }
 
     /// Lets the generator produce `out.len()` bytes (a multiple of its refill, at
-    /// most [`RESEED_BYTES`]) into `out`, reseeding it first if the budget does
-    /// not cover them. A failed scheduled reseed keeps the current key (which the
-    /// generator erases at each refill anyway) and tries again a budget later.
-    /// Takes the two fields rather than `self`, so that `out` may be the buffer.
+    /// most [`RESEED_BYTES`]) into `out`, reseeding first if the budget is short
+    /// (on failure the key, erased at each refill anyway, stays until a budget
+    /// later). Takes the two fields, not `self`, so that `out` may be the buffer.
     fn generate(budget: &mut usize, generator: &mut Generator, out: &mut [u8]) {
         if *budget < out.len() {
             let _ = generator.reseed(Mix::None);
@@ -304,11 +265,9 @@ impl State {
         for piece in direct.chunks_mut(RESEED_BYTES / refill * refill) {
             Self::generate(&mut self.budget, &mut self.generator, piece);
         }
-        // 3. The tail (shorter than a refill) from a refilled buffer: at a
-        // thread's first use, a short batch if the tail fits in one (first
-        // use is then cheaper: `rand::rng()` generates 256 bytes); right after
-        // any other seeding, one refill; otherwise as many refills as the
-        // buffer holds.
+        // 3. The tail (shorter than a refill): at a thread's first use, a short
+        // batch if it fits (a cheaper first use); right after any other
+        // seeding, one refill; otherwise as many refills as the buffer holds.
         let fresh = self.budget == RESEED_BYTES;
         if let Some(short) = Generator::short_output_bytes()
             && fresh
@@ -318,8 +277,7 @@ impl State {
         {
             let batch = &mut self.short.0;
             self.budget -= SHORT_BYTES;
-            // The next key is taken from the batch's end and zeroed there
-            // before anything is served: the unread bytes are `short[..short]`.
+            // The next key was zeroed at the batch's end: unread is `[..short]`.
             self.generator.generate_short(batch);
             self.in_short = true;
             let rest = short - tail.len();
@@ -341,9 +299,8 @@ impl State {
         }
     }
 
-    /// The inspection hook's view: the address ranges of the key material and
-    /// of the unread output (in the short batch or `buffer`), for the residue
-    /// tests.
+    /// The inspection hook's view for the residue tests: the address ranges of
+    /// the key material and of the unread output.
     #[cfg(ratchet_rng_inspect)]
     pub(crate) fn secret_ranges(
         &self,
@@ -367,10 +324,9 @@ impl State {
 mod tests {
     use super::*;
 
-    /// A thread's first use buffers only a short batch (AES engine), whose
-    /// unread bytes are `buf[..left]` with every other byte zero; any other
-    /// seeding refills a whole pool, and the next refill after the short batch
-    /// fills the buffer.
+    /// A thread's first use buffers only a short batch (AES engine), the rest
+    /// zero; any other seeding refills a whole pool, and the refill after the
+    /// short batch fills the buffer.
     #[test]
     fn first_use_buffers_a_short_batch() {
         let refill = Generator::refill_bytes();
@@ -414,26 +370,23 @@ mod tests {
             )
             .unwrap();
         assert_eq!(left, BUFFER_BYTES / refill * refill - 8);
-        // A forced reseed refills a whole pool, as a first use on a seeded
-        // state (a page reused without a wipe cannot happen, but still).
+        // A forced reseed refills one pool.
         state
             .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
             .unwrap();
         assert_eq!(left, refill - 8);
     }
 
-    /// A first use with no pid check leaves the process id unrecorded (no
-    /// system call); a forced reseed records it; a call that checks the pid
-    /// (the verdict turned more conservative) treats an unrecorded id as a
-    /// fork: it reseeds and serves nothing buffered before. Unix only:
-    /// elsewhere there is no fork and the process id reads as 0 (`fork.rs`).
+    /// A first use without the pid check leaves the process id unrecorded; a
+    /// forced reseed records it; a call with the check treats an unrecorded id
+    /// as a fork (reseeds, serves nothing buffered before). Unix only: elsewhere
+    /// the process id reads as 0 (`fork.rs`).
     #[test]
     #[cfg(unix)]
     fn unrecorded_process_id_is_recorded_or_counts_as_a_fork() {
         let refill = Generator::refill_bytes();
         let mut out = [0u8; 8];
-        // Forced: recorded, no fork seen (the buffer is refilled by the
-        // reseed either way; the pid is what is checked).
+        // Forced: recorded (the pid is what is checked here).
         let mut state = std::boxed::Box::new(State::new());
         let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         let mut left = 0;
@@ -445,8 +398,7 @@ mod tests {
             .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
             .unwrap();
         assert_eq!(state.pid, fork::process_id());
-        // Checked: a fork, so a reseed and a fresh refill (not the short
-        // batch's remaining bytes).
+        // Checked: a fork, so a reseed and a fresh refill, not the short batch.
         let mut state = std::boxed::Box::new(State::new());
         let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
         let mut left = 0;

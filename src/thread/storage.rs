@@ -3,79 +3,50 @@
 //!
 //! # Where the state lives
 //! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart in a
-//! [`BufferPage`]: the two pieces of a slot of a slab (`pages.rs`: on unix an
+//! [`BufferPage`]: the two pieces of a slot of a slab (`pages.rs`; on unix an
 //! anonymous mapping, so that the kernel can be told what a forked child sees
-//! there, `fork.rs`; eight threads' pages share a 4 KiB page there). Each piece
-//! starts with a [`Header`]: the count of unread bytes `left` that follow it
-//! (the state's short first batch, or the buffer) and the `live` mark, which a
-//! wipe-on-fork zeroes; the fast path's gate is the header of the piece that
-//! holds the unread bytes, and finds them right after it. Four
-//! `const`-initialised thread-locals: [`SLOT`], the fast path's gate and the
-//! in-use flag; [`PAGE`] and [`BUFFER`], the raw pointers to the two pieces
-//! (derived from their slab's mapping); and [`OWNER`], whose destructor gives
-//! the slot back when the thread exits.
+//! there). Each piece starts with a [`Header`]; the fast path's gate ([`SLOT`])
+//! is the header of the piece that holds the unread bytes, which follow it.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
-//! wiped, into a forked child). Every call reads `SLOT`, and, if the mark is
+//! wiped, into a forked child). Every call reads `SLOT` and, if the mark is
 //! clear, sets it; only then does it read [`PAGE`], `left` or the state, and it
 //! clears the mark (writing the gate) when it is done. A call that finds the
-//! mark set is a reentrant one (a signal handler that interrupted a call on this
-//! thread, a custom `getrandom` backend, a global allocator or a thread-local
-//! destructor running inside the slow path) and never touches the state: it is
-//! served by the operating system (`getrandom`), as glibc's vDSO `getrandom`
-//! does with its in-use flag.
+//! mark set (a signal handler, a custom `getrandom` backend, a global allocator
+//! or a thread-local destructor inside the slow path) never touches the state:
+//! the operating system serves it, as glibc's vDSO `getrandom` does.
 //!
 //! What a signal handler may do, by where it lands:
 //! - **Between the read of `SLOT` and the mark** (one window per entry point):
-//!   it finds the mark clear and runs a whole call, which may create the page,
-//!   seed it, refill it, and open or close the gate. The interrupted call then
-//!   sets the mark over the value it read, which is still [`CLOSED`] or this
-//!   thread's page (a page lives as long as its thread, and the thread cannot
-//!   exit inside the call), and reads `PAGE` and `left` only after the mark, so it
-//!   sees everything the handler left (one page per thread, never a stale
-//!   `left`). When it ends it writes back the gate it read: at worst that closes
-//!   a gate the handler opened (the next call takes the slow path) or reopens
-//!   one the handler closed over the same page, whose `left` still says what may
-//!   be served.
+//!   it runs a whole call, which may create, seed or refill the page and open
+//!   or close the gate. The interrupted call then sets the mark over the value
+//!   it read (still [`CLOSED`] or this thread's page, which outlives the call)
+//!   and reads `PAGE` and `left` only after it, so it sees all the handler
+//!   left. The gate it writes back at its end at worst closes one the handler
+//!   opened (the next call takes the slow path) or reopens one the handler
+//!   closed over the same page, whose `left` still says what may be served.
 //! - **After the mark**: served by the OS, the state untouched.
 //! - **In the thread-exit destructor** ([`Owner`]): before its first store, a
-//!   whole call as above; after it, the mark is set for good (the gate closed
-//!   and in use), so that no later call on this thread (a handler, another
-//!   thread-local's destructor) reaches the page, which is then wiped and
-//!   released.
+//!   whole call as above; after it, the mark is set for good, so no later call
+//!   on this thread reaches the page, which is then wiped and released.
 //!
-//! Nothing is served twice and no `&mut` aliases. Every write of `SLOT` and
-//! `PAGE` goes through [`set_slot`] / [`set_page`], fenced on both sides, so the
-//! compiler (to which a signal handler is invisible) moves no state access
-//! across the mark or the page pointer. Each window above has an injection point
-//! (`inject!`, compiled only with `cfg(ratchet_rng_inspect)`) where
-//! `tests/injection.rs` lands a real signal handler that draws, forks or
-//! reseeds.
+//! Nothing is served twice and no `&mut` aliases. [`set_slot`] and [`set_page`]
+//! are fenced on both sides, so the compiler (to which a signal handler is
+//! invisible) moves no state access across the mark or the page pointer. Each
+//! window has an injection point (`inject!`), tested by `tests/injection.rs`.
 //!
-//! # A new generation (VM snapshots)
-//! Each page's header also records the process-wide generation
-//! (`generation.rs`: `reseed_all_threads()`'s counter and the VMClock page's)
-//! that its state was seeded under. The fast path compares it together with
-//! `live`, after taking its bytes and before returning them (a handler that
-//! calls `reseed_all_threads()` inside a call is caught there, as a restore
-//! is); a difference closes the buffer (`left = 0`) and sends the call to the
-//! slow path, which zeroes the buffer, reseeds (mixing in the clone material)
-//! and records the new generation. The slow path reads the generation under
-//! the mark before serving and compares it again with `live` after; a VMClock
-//! page it cannot trust makes it reseed and keep the gate closed.
-//!
-//! # A fork in the middle of a call
-//! A signal handler may fork while the call it interrupted is half done; the
-//! child then resumes that call over a page the kernel has wiped (or whose
-//! `pthread_atfork` hook closed it). Every call therefore re-validates after its
-//! last store to the state and before it clears the mark: it reads `live`, which
-//! the call set (the slow path) or found set (the fast path, after the slow path
-//! set it) and which a wipe or the hook zeroes. A call that finds it zero
-//! closes the fast path again (`left = 0`) and serves its request afresh through
-//! the slow path, which seeds the child from the OS. A fork after that read
-//! duplicates a call that has finished with the state: the value it returns was
-//! drawn before the fork, as any value a program holds when it forks.
+//! # A fork or a new generation in the middle of a call
+//! Each header records the process-wide generation (`generation.rs`) its state
+//! was seeded under. A signal handler may fork, or move the generation (as a
+//! VM restore does), while the call it interrupted is half done; a forked
+//! child resumes that call over a page the kernel wiped (or the
+//! `pthread_atfork` hook closed). So every call, after its last store to the
+//! state and before it clears the mark, re-checks `live` (which a wipe or the
+//! hook zeroes) and the generation; on a difference it closes the fast path
+//! (`left = 0`) and the slow path serves afresh, reseeding with the clone
+//! material mixed in. A fork or a restore after that check duplicates a value
+//! already drawn, as any value a program holds then.
 
 use core::cell::Cell;
 use core::ptr;
@@ -89,20 +60,16 @@ use super::pages::Stride;
 use super::state::{BUFFER_BYTES, Buffer, State};
 use crate::error::OsError;
 
-/// `live`'s value while the page may be served from (any nonzero pattern: a
-/// wiped page reads 0).
+/// `live`'s value while the page may be served from (a wiped page reads 0).
 const LIVE: usize = 0x11FE_11FE;
 
-/// The part of a piece the hot path reads, the unread bytes right after it
-/// (one cache line: the same offset in both pieces); also the whole of the
-/// static [`CLOSED`] gate. Atomics (always accessed `Relaxed`, plain loads and
-/// stores) because a signal handler on this thread may read them between any
-/// two instructions.
+/// The start of a piece, which the hot path reads: one cache line, so that the
+/// unread bytes follow at the same offset in both pieces. Atomics (`Relaxed`):
+/// a signal handler on this thread may read them between any two instructions.
 #[repr(C, align(64))]
 struct Header {
-    /// Unread bytes at the start of the state's buffer (at most
-    /// [`BUFFER_BYTES`]); 0 in [`CLOSED`], in a fresh page and in a page a fork
-    /// wiped.
+    /// How many of the bytes after this header are unread (at most
+    /// [`BUFFER_BYTES`]); 0 in [`CLOSED`], a fresh page and a page a fork wiped.
     left: AtomicUsize,
     /// [`LIVE`] while a fork has not happened since the slow path last took the
     /// page; zeroed by a wipe-on-fork and by the `pthread_atfork` hook.
@@ -115,9 +82,7 @@ struct Header {
 
 impl Header {
     /// Whether the state may still be served from: no fork since the slow path
-    /// took the page (`live`), and the generation is the one the state was
-    /// seeded under. Read after the bytes were taken and before they are
-    /// returned.
+    /// took the page (`live`), and the generation the state was seeded under.
     #[inline(always)]
     fn still_valid(&self) -> bool {
         let now = generation::current();
@@ -175,23 +140,20 @@ static CLOSED: Header = Header {
 const IN_USE: usize = 1;
 
 thread_local! {
-    /// The fast path's gate: the header of this thread's page when the fast path
-    /// may serve from it, else [`CLOSED`]; its low bit is the in-use mark. The
-    /// one thread-local the hot path reads.
+    /// The fast path's gate, the one thread-local the hot path reads: a header
+    /// of this thread's pieces, else [`CLOSED`]; its low bit is the in-use mark.
     static SLOT: Cell<*const Header> = const { Cell::new(&raw const CLOSED) };
 
     /// This thread's page: null before it is created, [`creating`] while it is,
     /// [`destroyed`] once this thread's thread-locals are being destroyed.
     static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
 
-    /// This thread's buffer, set with [`PAGE`] (before it) and read only
-    /// where `PAGE` is a page. A thread-local, not in the page, so that a wipe
-    /// does not erase it.
+    /// This thread's buffer, set before [`PAGE`], read only where `PAGE` is a
+    /// page; not in the page, so that a wipe does not erase it.
     static BUFFER: Cell<*mut BufferPage> = const { Cell::new(ptr::null_mut()) };
 
     /// What the kernel accepted for this thread's page's slab: wiped in a forked
-    /// child, kept out of core dumps. A thread-local, not in the page, so that a
-    /// wipe does not erase it.
+    /// child, kept out of core dumps (not in the page, as [`BUFFER`]).
     static ADVICE: Cell<(bool, bool)> = const { Cell::new((false, false)) };
 
     /// Frees this thread's page when the thread exits.
@@ -225,8 +187,7 @@ fn in_use(slot: *const Header) -> bool {
     slot.addr() & IN_USE != 0
 }
 
-/// Sets `SLOT`, which also sets or clears the in-use mark. Fenced on both sides:
-/// the compiler may not move state accesses across it.
+/// Sets `SLOT`, which also sets or clears the in-use mark; fenced on both sides.
 #[inline(always)]
 fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
@@ -258,10 +219,9 @@ fn set_page(page: *mut Page) -> *mut Page {
     old
 }
 
-/// Where the last `K` of `left` unread bytes start, if the buffer holds them:
-/// `x = left - K` when `K <= left <= BUFFER_BYTES`, found with one unsigned
-/// compare (a `left` below `K` wraps past the bound), which also proves
-/// `x + K <= BUFFER_BYTES` for the slice that follows.
+/// Where the last `K` of `left` unread bytes start, if `K <= left <=
+/// BUFFER_BYTES`: `x = left - K`, found with one unsigned compare (a `left`
+/// below `K` wraps past the bound), which also proves `x + K <= BUFFER_BYTES`.
 #[inline(always)]
 fn last_k<const K: usize>(left: usize) -> Option<usize> {
     const { assert!(K >= 1 && K <= BUFFER_BYTES) };
@@ -273,9 +233,8 @@ fn last_k<const K: usize>(left: usize) -> Option<usize> {
 /// buffer, wiped there, if the fast path is open, the state not in use and the
 /// buffer holds them; `None` otherwise (then call [`fill_slow`]).
 ///
-/// This is also the fork check: a forked child finds `left == 0` (its page wiped
-/// by the kernel, or zeroed by the `pthread_atfork` hook), so its first call
-/// takes the slow path, which reseeds.
+/// This is also the fork check: a forked child finds `left == 0` (wiped, or
+/// zeroed by the `pthread_atfork` hook), so its first call reseeds.
 #[inline(always)]
 pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     let slot = SLOT.with(Cell::get);
@@ -286,56 +245,48 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
         return None;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
-    // SAFETY: `slot` was read from `SLOT` with the mark clear: `CLOSED` or the
-    // header of this thread's page, which lives until this thread's `Owner` is
-    // dropped, and that cannot happen inside this call; both are valid for reads
-    // (only atomics are read). `left` is read only now, under the mark.
+    // SAFETY: `slot` was read with the mark clear: `CLOSED` or the header of
+    // this thread's page, which lives until its `Owner` is dropped, never
+    // inside this call; only its atomics are read, `left` under the mark.
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
     let Some(x) = last_k::<K>(left) else {
         set_slot(slot);
         return None;
     };
-    // SAFETY: `left >= K >= 1`, so `slot` is not `CLOSED`: it is this thread's
-    // page, and this call holds the in-use mark (set before `left` was read), so
-    // no handler touches its unread bytes until the mark is cleared; the slow
-    // path opens the gate on the piece whose `left` counts the bytes after its
-    // header, so `x + K <= left` bytes lie there (`last_k` also bounds them by
-    // `BUFFER_BYTES`; a page's count is at most its short batch's).
+    // SAFETY: `left >= K >= 1`, so `slot` is this thread's piece, not `CLOSED`;
+    // the mark, set before `left` was read, keeps handlers off its unread bytes;
+    // the gate is the piece whose `left` counts the bytes after its header, so
+    // `x + K <= left` bytes lie there (`last_k` bounds them by `BUFFER_BYTES`;
+    // a page's count is at most its short batch's).
     let out = unsafe {
         let src = unread(slot).add(x);
         let out = src.cast::<[u8; K]>().read();
         src.write_bytes(0, K);
         out
     };
-    // A handler here is served by the OS. One that forks leaves a child whose
-    // page was wiped (or closed by the `pthread_atfork` hook), and the store
-    // below writes this call's stale `left` into it: only the re-check that
-    // follows keeps the child from reopening the fast path over it.
+    // A handler here is served by the OS. In a child it forks, the store below
+    // writes this call's stale `left` into the wiped page: only the re-check
+    // that follows keeps the child from reopening the fast path over it.
     inject!(TakeCopied);
     header.left.store(x, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
-    // A handler here is served by the OS; one that forks leaves a child whose
-    // page was wiped (or closed by the `pthread_atfork` hook), one that calls
-    // `reseed_all_threads()` moves the generation: both caught below, as a VM
-    // restore is.
+    // A handler here is served by the OS; a fork or a `reseed_all_threads()`
+    // it makes is caught below, as a VM restore is.
     inject!(TakeBeforeLive);
     if !header.still_valid() {
         stale_during(header, slot);
         return None;
     }
-    // A fork (or a VM snapshot) here duplicates a value already drawn (as any
-    // value a program holds when it forks); the child's next call finds
-    // `left == 0` (a clone: a new generation).
+    // A fork or a VM snapshot here duplicates a value already drawn; the
+    // child's next call finds `left == 0` (a clone: a new generation).
     inject!(TakeAfterLive);
     set_slot(slot);
     Some(out)
 }
 
-/// A fork happened during a fast-path call (from a signal handler), or the
-/// generation moved (a VM restore, `reseed_all_threads()`) since the state was
-/// seeded: close the fast path again, release the mark, and let the slow path
-/// serve afresh (it zeroes the buffer and reseeds).
+/// A fork or a new generation during a fast-path call: closes the fast path
+/// and releases the mark; the slow path then zeroes the buffer and reseeds.
 #[cold]
 #[inline(never)]
 fn stale_during(header: &Header, slot: *const Header) {
@@ -343,11 +294,9 @@ fn stale_during(header: &Header, slot: *const Header) {
     set_slot(slot);
 }
 
-/// The hot path of a fill: serves `dst` from the end of this thread's unread
-/// bytes, wiping what it serves, if the fast path is open, the state not in use
-/// and the buffer holds all of it; false otherwise (then call [`fill_slow`]). An
-/// empty `dst` with the gate closed or the buffer empty goes to the slow path
-/// too (which seeds, or reseeds after a fork).
+/// The hot path of a fill, as [`take`]: serves `dst` from the end of the
+/// unread bytes, wiping them, if they hold all of it; false otherwise (then
+/// call [`fill_slow`]), for an empty `dst` too when nothing is buffered.
 #[inline(always)]
 pub(crate) fn take_into(dst: &mut [u8]) -> bool {
     let slot = SLOT.with(Cell::get);
@@ -387,11 +336,10 @@ pub(crate) fn take_into(dst: &mut [u8]) -> bool {
     true
 }
 
-/// The slow path: creates the state, or detects a fork and reseeds, or reseeds
-/// because `force` asks, then fills `dst` (any length; the budget's scheduled
-/// reseeds happen inside). A reentrant call (the state in use), and any call
-/// where there is no usable state (during or after thread-local destruction, or
-/// no memory), is served by the operating system.
+/// The slow path: creates the state, or reseeds (after a fork, a new
+/// generation, or because `force` asks), then fills `dst` (any length). A
+/// reentrant call, and any call with no usable state (thread-local
+/// destruction, no memory), is served by the operating system.
 ///
 /// # Errors
 /// The OS error when seeding is required (first use, after a fork, `force`, or
@@ -410,8 +358,7 @@ pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     result
 }
 
-/// [`fill_slow`] before the stack scrub: its own frame, under the one that
-/// scrubs.
+/// [`fill_slow`] in its own frame, under the one that scrubs the stack.
 #[inline(never)]
 fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let Ok(slot) = SLOT.try_with(Cell::get) else {
@@ -429,15 +376,13 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
     inject!(SlowPageRead);
     if !(page.is_null() || is_page(page)) {
-        // `destroyed()`: reached after `create_page` failed because this
-        // thread's thread-locals are being destroyed (thread exit otherwise
-        // leaves the mark set, caught above); `creating()` (set only under the
-        // mark) is not reached here, kept for safety.
+        // `destroyed()`: `create_page` failed in thread-local destruction
+        // (thread exit otherwise leaves the mark set, caught above);
+        // `creating()`, set only under the mark, is not seen here.
         set_slot(slot);
         return crate::os::fill(dst);
     }
-    // A page made by this call: this thread's first use (the first seeding
-    // is then mixed with the cheap sources only, unless the generation moved).
+    // No page yet: a first use (the lite mix, unless the generation moved).
     let mut first_use = page.is_null();
     let page = if first_use {
         match create_page() {
@@ -450,16 +395,14 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     } else {
         page
     };
-    // Set with `PAGE` (before it): this page's buffer. Null only if it cannot
-    // be read (seen on Windows in the middle of thread-local destruction):
-    // then the OS serves.
+    // Null only if `BUFFER` cannot be read (Windows, in thread-local
+    // destruction): then the OS serves.
     let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
     if buffer.is_null() {
         set_slot(slot);
         return crate::os::fill(dst);
     }
-    // The process's VM generation watch (`/dev/vmclock0`): probed on the slow
-    // path until the probe is done (one load after that).
+    // Probes for the VMClock page until that is decided (then one load).
     generation::probe();
     // The droppable word re-armed, the generation not yet read: the kernel
     // may drop its page here (memory pressure), and a restore too; the read
@@ -478,11 +421,9 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let (result, gate) = loop {
         // SAFETY: `page` and `buffer` are this thread's pieces, read from
         // `PAGE` and `BUFFER` (or created) under the mark; they live until
-        // `Owner` is dropped, which cannot happen inside this call. Only their
-        // headers' atomics are read through these shared references, and no
-        // `&mut` covers a header. The buffer's header is touched only once
-        // the buffer is (a thread that draws once faults in no page of its
-        // own).
+        // `Owner` is dropped, never inside this call. Only their headers'
+        // atomics are read through these shared references, and no `&mut`
+        // covers a header.
         let (header, buffer_header) = unsafe { (&(*page).header, &(*buffer).header) };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
@@ -498,8 +439,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
             } else {
                 !header.seeded_under(now)
             };
-        // A handler here that calls `reseed_all_threads()` is caught by the
-        // re-check below.
+        // A handler's `reseed_all_threads()` here is caught by the re-check.
         inject!(SlowGenerationRead);
         // SAFETY: this thread's page and buffer, held in use by this call
         // since before `PAGE` was read: no other reference to its state or
@@ -507,7 +447,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // path reaches only the unread bytes, and only under the mark).
         let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
         // The count is the header's of the piece the unread bytes are in; the
-        // other one's is 0 (or, for a buffer never written, never was set).
+        // other one's is 0. A buffer never written is not touched (faulted in).
         let was_used = state.buffer_used();
         let mut left = if state.unread_in_short() {
             header.left.load(Ordering::Relaxed)
@@ -520,8 +460,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         if result.is_ok() {
             header.record(now);
         }
-        // The buffer holds the unread bytes (else the page does, or none is
-        // left in a buffer never written).
+        // Whether the buffer, not the page, holds the unread bytes.
         let in_buffer = !state.unread_in_short() && state.buffer_used();
         // As at `TakeCopied`: a fork here stores this call's `left` into the
         // child's page; the child finds `live` zeroed below and starts over.
@@ -538,10 +477,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
             header.left.store(left, Ordering::Relaxed);
         }
         compiler_fence(Ordering::SeqCst);
-        // Seeded (or refilled), not yet published to the fast path: a handler
-        // here is served by the OS; a fork leaves a child that finds `live`
-        // zeroed below and starts over (a wipe zeroes both pieces, as the
-        // `pthread_atfork` hook does).
+        // Not yet published to the fast path: a handler here is served by the
+        // OS; a child forked here finds `live` zeroed below and starts over.
         inject!(SlowBeforeLive);
         let live = header.live.load(Ordering::Relaxed) == LIVE
             && (!in_buffer || buffer_header.live.load(Ordering::Relaxed) == LIVE)
@@ -561,11 +498,10 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
             };
             break (result, holder);
         }
-        // Forked during this call (a signal handler): this is the child. Or
-        // the generation moved (a VM restore, `reseed_all_threads()`). What
-        // the state holds may be another process's: forget it and serve
-        // afresh, with a seeding that mixes everything in (an unseeded state
-        // that is not a first use).
+        // Forked during this call (this is the child), or the generation
+        // moved: what the state holds may be another process's. Forget it and
+        // serve afresh, with a seeding that mixes everything in (an unseeded
+        // state that is not a first use).
         state.forget(buf, &mut left);
         header.left.store(0, Ordering::Relaxed);
         if was_used || in_buffer {
@@ -583,16 +519,12 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     result
 }
 
-/// Creates this thread's page (its state unseeded: the first `serve` seeds it);
-/// `None` when it cannot be created (the thread's thread-locals are being
-/// destroyed, or no memory): the caller then draws from the OS. Called under
-/// the in-use mark, so a reentrant call from inside (the allocation that
-/// registering the thread-exit destructor may make, a global allocator) is
-/// served by the OS.
+/// Creates this thread's page, its state unseeded; `None` in thread-local
+/// destruction or without memory. Called under the mark, so a reentrant call
+/// from inside (registering the destructor may allocate) is served by the OS.
 fn create_page() -> Option<*mut Page> {
     set_page(creating());
-    // The destructor that frees the page must be registered first; it cannot be
-    // once this thread's thread-locals are being destroyed.
+    // Registers the page's destructor first; fails in thread-local destruction.
     if OWNER.try_with(|_| ()).is_err() {
         set_page(destroyed());
         return None;
@@ -632,9 +564,8 @@ impl Drop for Owner {
         // Thread-local destructors do not run inside a call of this module. A
         // handler here runs a whole call over the page (still this thread's).
         inject!(DropEntered);
-        // Closed for good, and in use for good: from this store on, every call
-        // on this thread (a handler, another thread-local's destructor) finds
-        // the mark and is served by the OS; none reads `PAGE` or reopens the
+        // Closed and in use for good: from this store on, every call on this
+        // thread is served by the OS, and none reads `PAGE` or reopens the
         // gate. So this is the first store, before `PAGE` is touched.
         set_slot((&raw const CLOSED).map_addr(|a| a | IN_USE));
         // A handler here is served by the OS.
@@ -642,12 +573,11 @@ impl Drop for Owner {
         let page = set_page(destroyed());
         inject!(DropPageTaken);
         if is_page(page) {
-            // SAFETY: this thread's page. No call can reach it any more: the
-            // mark is set for good (above, fenced: the compiler cannot sink that
-            // store below these writes), and `PAGE` says "destroyed"; a handler
-            // that ran before the mark finished its call. Its buffer is found
-            // from the slab, not `BUFFER`: on Windows that thread-local may
-            // read null by now, in the middle of thread-local destruction.
+            // SAFETY: this thread's page, which no call can reach any more: the
+            // mark is set for good (above, fenced, so not sunk below these
+            // writes), `PAGE` says "destroyed", and a handler that ran before
+            // the mark finished its call. Its buffer is found from the slab:
+            // on Windows `BUFFER` may read null by now.
             unsafe {
                 let buffer = super::pages::buffer_of(page.cast(), stride()).cast::<BufferPage>();
                 let used = (*page).state.release(&mut (*buffer).buffer);
@@ -668,22 +598,19 @@ impl Drop for Owner {
 
 /// The `pthread_atfork` child hook: closes the fast path of the thread that
 /// forked (the child's only thread), and, where the kernel wipes nothing, zeroes
-/// the states the parent's other threads left in the child (`pages.rs`). If a
-/// call was in progress on the forking thread (the fork came from a signal
-/// handler that interrupted it), that call finds `live` zeroed when it resumes
-/// and starts over, forgetting the whole state; otherwise the state is wiped
-/// here, under the in-use mark: where the kernel did not wipe the page, the
-/// key as well as the buffer (issue 31), so that the child holds nothing the
-/// parent serves or will serve. (The epoch, moved by the handler, makes the
-/// next slow path reseed.)
+/// the states the parent's other threads left in the child (`pages.rs`). A call
+/// the fork interrupted (from a signal handler) finds `live` zeroed when it
+/// resumes and starts over; otherwise the state is wiped here, under the
+/// in-use mark: where the kernel did not wipe the page, the key as well as the
+/// buffer, so that the child holds nothing the parent serves or will serve.
+/// (The epoch, moved by the handler, makes the next slow path reseed.)
 fn close_in_child() {
     let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
         return;
     };
-    // Read before any mark (a mark found set is respected below). A handler
-    // here in the child runs a whole call: with a wiped page (or no fast path)
-    // that call reseeds (the epoch moved before this hook); its buffer is then
-    // discarded below.
+    // Read before the mark (a mark found set is respected below). A handler
+    // here runs a whole call: with a wiped page (or no fast path) it reseeds
+    // (the epoch moved before this hook); its buffer is discarded below.
     inject!(ChildHookRead);
     super::pages::zero_unwiped(stride(), page.cast());
     let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
@@ -776,8 +703,7 @@ pub(crate) fn inspect_slots() -> (std::vec::Vec<((usize, usize), bool)>, (usize,
     (super::pages::audit(stride), (stride.state, stride.buffer))
 }
 
-/// Whether this thread's fast path is open: `SLOT` is a page's header, not in
-/// use.
+/// Whether this thread's fast path is open (`SLOT` a header, not in use).
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn inspect_gate_open() -> bool {
     SLOT.try_with(Cell::get)

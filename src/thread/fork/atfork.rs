@@ -1,19 +1,14 @@
-//! The `pthread_atfork` layer (every unix): a fork epoch that moves in the child
-//! of every `fork()` made through libc, and a hook that closes the forking
-//! thread's state there.
-//!
-//! It sees only forks made through libc: a raw `fork` / `clone` system call runs
-//! no handler (the wipe-on-fork pages catch those where the system has them).
+//! The `pthread_atfork` layer (every unix): a fork epoch that moves in the
+//! child of every libc `fork()`, and a hook that closes the forking thread's
+//! state there (a raw `fork` / `clone` runs no handler: the wipe catches it).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
-/// Incremented in the child of every `fork()` made through libc (once the
-/// handler is registered); compared on the slow path.
+/// Moved in every libc child once registered; compared on the slow path.
 static FORK_EPOCH: AtomicUsize = AtomicUsize::new(0);
 
-/// The storage's child hook ([`register`]'s argument), as a pointer (null:
-/// none). A pointer, not an address: a function pointer rebuilt from an integer
-/// has no provenance, and calling it is undefined behaviour.
+/// The storage's child hook ([`register`]'s argument; null: none), kept as a
+/// pointer: one rebuilt from an integer has no provenance (calling it: UB).
 static CHILD_HOOK: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());
 
 /// Whether the handler is registered.
@@ -30,10 +25,8 @@ pub(crate) fn epoch() -> usize {
     FORK_EPOCH.load(Ordering::Relaxed)
 }
 
-/// The child handler. It runs in the child, which has a single thread at that
-/// point (the one that forked, possibly inside a signal handler), and does only
-/// atomic and plain memory writes: it moves the epoch, then lets the storage
-/// close that thread's fast path.
+/// The child handler, run by the child's only thread (the one that forked,
+/// possibly inside a signal handler): only atomic and plain memory writes.
 extern "C" fn in_child() {
     FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
     call_hook(&CHILD_HOOK);
@@ -57,19 +50,17 @@ fn call_hook(slot: &AtomicPtr<()>) {
     }
 }
 
-/// Registers the child handler, which calls `on_child` after moving the epoch;
-/// true if it is registered. Called with the same `on_child` every time. Two
-/// threads racing here may both register it: the epoch then moves by two per
-/// fork, which is as good (only "changed" matters), and the hook runs twice,
-/// which it tolerates.
+/// Registers the child handler with hook `on_child` (the same every time);
+/// true if it is registered. Two racing threads may both register it: the
+/// epoch then moves by two per fork (only "changed" matters), and the hook
+/// runs twice, which it tolerates.
 pub(crate) fn register(on_child: fn()) -> bool {
-    // Once registered, one load (every refill asks, `fork::second_layer`): the
-    // hook was stored before the handler was registered.
+    // Every refill asks: one load once registered (the hook was stored first).
     if REGISTERED.load(Ordering::Acquire) {
         return true;
     }
     store_hook(&CHILD_HOOK, on_child);
-    // SAFETY: the handler is a plain `extern "C" fn` with no arguments that lives
+    // SAFETY: the handler is a plain `extern "C" fn` with no arguments, lives
     // for the whole program and touches only atomics and the hook.
     let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     if rc == 0 {
@@ -88,13 +79,10 @@ mod tests {
         CALLS.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The child handler's hook call, without a fork (Miri cannot fork): a
-    /// hook stored as `register` stores it is called as `in_child` calls it.
-    /// On a slot of its own, not `CHILD_HOOK`: running `in_child` itself would
-    /// move this process's fork epoch and swap the storage's hook under the
-    /// other tests. Miri checks the round trip: a function pointer rebuilt
-    /// from an integer has no provenance, and calling it is undefined
-    /// behaviour (`.ci/mutants/miri-hook-from-integer.patch`).
+    /// The child handler's hook call, without a fork (Miri cannot fork), on a
+    /// slot of its own: `in_child` itself would move the fork epoch and swap
+    /// the storage's hook under the other tests. Miri checks the provenance
+    /// (`CHILD_HOOK`; `.ci/mutants/miri-hook-from-integer.patch`).
     #[test]
     fn child_handler_calls_the_registered_hook() {
         static SLOT: AtomicPtr<()> = AtomicPtr::new(core::ptr::null_mut());

@@ -1,5 +1,5 @@
-//! FreeBSD and OpenBSD: `minherit(INHERIT_ZERO)` gives a forked child zero-filled
-//! pages; FreeBSD's `MADV_NOCORE` keeps them out of core dumps.
+//! FreeBSD and OpenBSD: `minherit(INHERIT_ZERO)` gives a forked child
+//! zero-filled pages; FreeBSD's `MADV_NOCORE` keeps them out of core dumps.
 
 /// Whether this system has a wipe-on-fork mechanism at all.
 pub(crate) const HAS_WIPE: bool = true;
@@ -19,8 +19,7 @@ pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize, _: bool) -> bool {
     unsafe { libc::minherit(page.cast(), len, inherit) == 0 }
 }
 
-/// Keeps `page..page + len` out of core dumps where the system can; true if
-/// accepted.
+/// Keeps `page..page + len` out of core dumps (FreeBSD); true if accepted.
 ///
 /// # Safety
 /// As [`advise_wipe`].

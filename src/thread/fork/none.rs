@@ -1,6 +1,5 @@
-//! Other unix systems (macOS, NetBSD, illumos, ...): no mechanism that wipes
-//! pages in a forked child, and no advice that keeps them out of core dumps
-//! that this crate uses; the `pthread_atfork` epoch is the fork check.
+//! Other unix systems (macOS, NetBSD, illumos, ...): no wipe-on-fork or
+//! no-dump advice this crate uses; the `pthread_atfork` epoch checks forks.
 
 /// Whether this system has a wipe-on-fork mechanism at all.
 pub(crate) const HAS_WIPE: bool = false;
@@ -8,8 +7,7 @@ pub(crate) const HAS_WIPE: bool = false;
 /// No wipe-on-fork advice here: false.
 ///
 /// # Safety
-/// As for the systems that have it: `page..page + len` is a private anonymous
-/// mapping the caller owns (nothing is done with it here).
+/// `page..page + len` is a private anonymous mapping the caller owns.
 pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize, _: bool) -> bool {
     let _ = (page, len);
     false

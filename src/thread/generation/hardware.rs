@@ -1,12 +1,8 @@
-//! What a CPU and its clocks give that differs between two clones of one
-//! snapshot: the CPU's own random source, detected at run time (x86_64:
-//! RDSEED, else RDRAND; aarch64: RNDR), and the clocks. Only ever hashed into a
-//! seed together with the OS generator's bytes, never used alone.
+//! What differs between two clones of one snapshot on the CPU: its random
+//! source and its clocks. Only ever mixed with the OS generator's bytes.
 
 /// Fills `out` from the CPU's random source and names it; `None` (and `out`
-/// zeroed) where the CPU has none, where it kept failing, or where its output
-/// fails [`plausible`] (then no CPU source is used: the mix falls back to the
-/// clocks and the VMClock fields).
+/// zeroed) where there is none, it kept failing, or it fails [`plausible`].
 pub(super) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
     let mut source = cpu_fill(out);
     #[cfg(ratchet_rng_inspect)]
@@ -25,11 +21,9 @@ pub(super) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
     source
 }
 
-/// The sanity check on a CPU source's 32 bytes (4 words): no word all ones
-/// (some AMD parts' RDRAND returns all ones with the carry flag set: success)
-/// or all zeros, and no word repeated. Four independent random words fail it
-/// with probability about 2^-61. Computed without secret-dependent branches:
-/// only the verdict (public: whether the CPU source is used) decides anything.
+/// The sanity check on a CPU source's 4 words (why: SECURITY.md): none all
+/// ones or all zeros, none repeated. No branch on the secret words: only the
+/// verdict (public) decides anything.
 fn plausible(out: &[u8; 32]) -> bool {
     /// 1 when `x == 0`, else 0, without a branch.
     fn is_zero(x: u64) -> u64 {
@@ -50,8 +44,7 @@ fn plausible(out: &[u8; 32]) -> bool {
     bad == 0
 }
 
-/// Inspection builds: words that replace the CPU source's output (a test's
-/// stand-in for a broken RDRAND), set by `__inspect::inject_cpu_random`.
+/// Words that replace the CPU source's output, set by [`inject()`].
 #[cfg(ratchet_rng_inspect)]
 static INJECTED: std::sync::Mutex<Option<[u64; 4]>> = std::sync::Mutex::new(None);
 
@@ -61,8 +54,6 @@ fn injected() -> Option<[u64; 4]> {
     INJECTED.try_lock().ok().and_then(|words| *words)
 }
 
-/// Inspection builds: makes the CPU source "return" `words` (or its own
-/// output again, with `None`).
 #[cfg(ratchet_rng_inspect)]
 pub(super) fn inject(words: Option<[u64; 4]>) {
     *INJECTED
@@ -90,8 +81,7 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
         })
     }
 
-    // The intrinsics are safe to call here on newer compilers; the MSRV's
-    // (1.89) are `unsafe fn`s.
+    // The intrinsics are `unsafe fn`s on the MSRV, safe on newer compilers.
     #[allow(unused_unsafe)]
     #[target_feature(enable = "rdseed")]
     fn rdseed(out: &mut [u8; 32]) -> bool {
@@ -108,8 +98,7 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
 
     use crate::backend::x86_cpu;
 
-    // `x86_cpu`, not `std`'s detection: CPUID once per process for the
-    // backends and this (CPUID traps to the hypervisor in a VM).
+    // `x86_cpu`, not `std`'s detection: one (slow) CPUID pass per process.
     if (cfg!(target_feature = "rdseed") || x86_cpu::has(x86_cpu::RDSEED))
         // SAFETY: the CPU has RDSEED (detected just before).
         && unsafe { rdseed(out) }
@@ -131,9 +120,8 @@ fn cpu_fill(out: &mut [u8; 32]) -> Option<&'static str> {
     /// = 0b0100, value 0).
     fn rndr() -> Option<u64> {
         let (value, ok): (u64, u64);
-        // SAFETY: `RNDR` (`s3_3_c2_c4_0`) only reads a system register into a
-        // general one and sets the flags; called only where the CPU has it
-        // (FEAT_RNG, detected). No memory, no stack.
+        // SAFETY: `RNDR` (`s3_3_c2_c4_0`) reads a system register and sets the
+        // flags, no memory or stack; called only where FEAT_RNG is detected.
         unsafe {
             core::arch::asm!(
                 "mrs {value}, s3_3_c2_c4_0",
@@ -164,10 +152,8 @@ fn cpu_fill(_: &mut [u8; 32]) -> Option<&'static str> {
     None
 }
 
-/// The clocks, 32 bytes: realtime, monotonic and boot-time nanoseconds (each 8
-/// bytes, little-endian) and the CPU's cycle counter where there is one. (Not
-/// the process id: clones of one snapshot share it, a forked child's OS bytes
-/// differ anyway, and `getpid` is a system call a first use cannot afford.)
+/// The clocks, 32 bytes: realtime, monotonic and boot-time nanoseconds and the
+/// cycle counter. Not the process id: clones share it; forks get new OS bytes.
 pub(super) fn clocks(out: &mut [u8]) {
     // Not under Miri, whose isolation has no clock, nor on
     // `wasm32-unknown-unknown`, where `SystemTime::now()` panics.

@@ -1,27 +1,19 @@
 //! The VMClock device (Linux 6.13+, `drivers/ptp/ptp_vmclock.c`): a page the
-//! hypervisor shares with the guest, which `/dev/vmclock0` maps read-only into
-//! a process. Layout from the UAPI header `linux/vmclock-abi.h` (all fields
-//! little-endian); what is read here:
+//! hypervisor shares with the guest, mapped read-only from `/dev/vmclock0`.
+//! Layout from `linux/vmclock-abi.h` (little-endian); what is read here:
 //!
 //! | offset | field |
 //! |---|---|
-//! | 0 | `magic` (u32, `0x4b4c4356`, "VCLK") |
-//! | 4 | `size` (u32) |
-//! | 8 | `version` (u16), `counter_id`, `time_type` |
+//! | 0 | `magic` (u32, `0x4b4c4356`, "VCLK"), 4 `size` (u32) |
 //! | 12 | `seq_count` (u32; odd while the hypervisor updates the fields below) |
-//! | 16 | `disruption_marker` (u64) |
-//! | 24 | `flags` (u64; bit 8: `VMCLOCK_FLAG_VM_GEN_COUNTER_PRESENT`) |
-//! | 40 | `counter_value` (u64) |
-//! | 72 | `time_sec`, 80 `time_frac_sec` (u64 each) |
-//! | 104 | `vm_generation_counter` (u64; a new, non-repeating value on every snapshot restore) |
+//! | 16 | `disruption_marker`, 24 `flags` (bit 8: VM generation counter) |
+//! | 40 | `counter_value`, 72 `time_sec`, 80 `time_frac_sec` |
+//! | 104 | `vm_generation_counter` (never repeats; moves at every restore) |
 //!
-//! The fast path reads the word at offset 104 (8 bytes on 64-bit systems, the
-//! low 4 bytes on 32-bit ones: either is one aligned load, which cannot tear)
-//! and compares it for equality, so its byte order does not matter. Everything
-//! else is read here, under the seqlock.
-//!
-//! The kernel's own generation counter (vDSO `getrandom`'s) is not ABI and is
-//! not read.
+//! The fields from offset 16 are u64. The fast path reads the word at 104 (its
+//! low 4 bytes on 32-bit systems: one aligned load, which cannot tear) and
+//! compares it for equality, so its byte order does not matter; the rest is
+//! read here, under the seqlock. (The vDSO's generation counter is not ABI.)
 
 use core::ffi::CStr;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
@@ -54,8 +46,7 @@ pub(super) struct Fields {
 /// unmapped (checked by [`attach`]); `at + size_of::<A>() <= ABI_BYTES`, and
 /// `at` is a multiple of `A`'s alignment.
 unsafe fn field<A>(page: *const u8, at: usize) -> &'static A {
-    // SAFETY: the caller's guarantee; atomics, as the hypervisor may write the
-    // page at any time.
+    // SAFETY: the caller's guarantee (atomics: the hypervisor writes the page).
     unsafe { &*page.add(at).cast::<A>() }
 }
 
@@ -65,19 +56,16 @@ unsafe fn le32(page: *const u8, at: usize) -> u32 {
     u32::from_le(unsafe { field::<AtomicU32>(page, at) }.load(Ordering::Relaxed))
 }
 
-/// The start of the page whose watched word is `word` (what [`attach`]
-/// returned).
+/// The start of the page whose watched word (from [`attach`]) is `word`.
 fn page_of(word: *const AtomicUsize) -> *const u8 {
     word.cast::<u8>().wrapping_sub(GENERATION_AT)
 }
 
 /// What one seqlock read of the page saw.
 pub(super) enum View {
-    /// Even and unchanged `seq_count`, the magic and the generation-counter
-    /// flag in place.
+    /// `seq_count` even and unchanged; the magic and the counter flag set.
     Valid(Fields),
-    /// A consistent read of a page that is not a VMClock page with the
-    /// generation counter.
+    /// A consistent read of no VMClock page with the generation counter.
     Invalid,
     /// `seq_count` odd, or changed under the read, through [`RETRIES`] reads:
     /// the hypervisor is (or was stuck) updating it.
@@ -89,17 +77,12 @@ pub(super) fn read_watched(word: *const AtomicUsize) -> View {
     read(page_of(word))
 }
 
-/// A seqlock read of the page: [`View::Valid`] only for an even and unchanged
-/// `seq_count` with the magic and the generation-counter flag in place.
-///
-/// Every load is `Relaxed` (the page is read-only memory, and
-/// `core::sync::atomic` promises read-only memory only to `Relaxed` loads);
-/// the two `Acquire` fences give the seqlock its order: the fields are read
-/// after the first `seq_count` load and before the second.
+/// A seqlock read of the page ([`View`]). All loads are `Relaxed` (the only
+/// ones `core::sync::atomic` allows on read-only memory); two `Acquire` fences
+/// order the field loads between the two `seq_count` loads.
 fn read(page: *const u8) -> View {
-    // SAFETY: `page` was checked by `attach` (a mapping of a whole page, at
-    // least `ABI_BYTES`, never unmapped); each offset is inside the structure
-    // and aligned for its type.
+    // SAFETY: `page` was checked by `attach` (at least `ABI_BYTES`, never
+    // unmapped); each offset is inside the structure and aligned for its type.
     let (seq, magic, flags, generation) = unsafe {
         (
             field::<AtomicU32>(page, SEQ_AT),
@@ -131,9 +114,8 @@ fn read(page: *const u8) -> View {
     View::Torn
 }
 
-/// The major number of a device number, in glibc's and the kernel's encoding
-/// (`gnu_dev_major`): written out, as `libc::major` is an `unsafe fn` in the
-/// oldest `libc` this crate accepts and a safe one in later releases.
+/// The major of a device number (`gnu_dev_major`), written out because
+/// `libc::major` is an `unsafe fn` in the oldest `libc` this crate accepts.
 #[allow(
     clippy::useless_conversion,
     reason = "`dev_t` is not 64 bits everywhere"
@@ -143,8 +125,7 @@ fn major(dev: libc::dev_t) -> u64 {
     ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)
 }
 
-/// The misc character devices' major number (`MISC_MAJOR`): the VMClock
-/// driver registers `/dev/vmclock0` as one (a dynamic minor).
+/// The misc devices' major (`MISC_MAJOR`), which `/dev/vmclock0` has.
 const MISC_MAJOR: u64 = 10;
 
 /// What may stand at the path [`attach`] opens.
@@ -152,8 +133,7 @@ const MISC_MAJOR: u64 = 10;
 pub(super) enum Accept {
     /// The device only: a misc character device that reports no size.
     Device,
-    /// The device, or a regular file of at least [`ABI_BYTES`] (a test's
-    /// fake page).
+    /// The device, or a regular file of at least [`ABI_BYTES`] (a test's page).
     DeviceOrFile,
 }
 
@@ -161,8 +141,7 @@ pub(super) enum Accept {
 pub(super) struct Attached {
     /// The word the fast path compares.
     pub(super) word: *const AtomicUsize,
-    /// Whether the probe's seqlock read was consistent (else the page is
-    /// watched unsettled: untrusted until a read settles it).
+    /// Whether the probe's seqlock read was consistent (else: unsettled).
     pub(super) settled: bool,
 }
 
@@ -176,8 +155,7 @@ fn check_file(fd: libc::c_int, accept: Accept) -> Result<(), Refusal> {
     }
     match stat.st_mode & libc::S_IFMT {
         libc::S_IFCHR => {
-            // The device reports no size; `/dev/null`, `/dev/zero`, a tty and
-            // the like are other majors.
+            // The device has no size; `/dev/null` and such are other majors.
             if major(stat.st_rdev) == MISC_MAJOR && stat.st_size == 0 {
                 Ok(())
             } else {
@@ -196,12 +174,9 @@ fn check_file(fd: libc::c_int, accept: Accept) -> Result<(), Refusal> {
     }
 }
 
-/// Maps the VMClock page at `path` read-only (a whole system page, as the
-/// driver's `mmap` gives) and returns the word the fast path compares. The
-/// file is opened without blocking (a FIFO), without becoming a controlling
-/// terminal, and `fstat`ed before it is mapped: only the misc character
-/// device (or, for [`Accept::DeviceOrFile`], a regular file) is. The page is
-/// kept if a seqlock read finds it valid, or finds no consistent view (an
+/// Maps the page at `path` read-only (a whole page, as the driver's `mmap`
+/// gives) after [`check_file`], opening it without blocking (a FIFO) or
+/// becoming its controlling terminal. Kept if its read is valid or torn (an
 /// update in progress: the caller watches it unsettled); the file is closed
 /// either way.
 pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
@@ -238,9 +213,8 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
     // SAFETY: our descriptor; the mapping does not need it open.
     unsafe { libc::close(fd) };
     let page = mapped?;
-    // SAFETY: the mapping just made, a whole page (>= 4096 >= `ABI_BYTES`),
-    // backed by at least `ABI_BYTES` (the device's page, or a file checked
-    // above).
+    // SAFETY: the mapping just made, a whole page (> `ABI_BYTES`), backed by
+    // at least `ABI_BYTES` (the device's page, or a file checked above).
     let size = unsafe { le32(page, SIZE_AT) } as usize;
     let settled = match read(page) {
         View::Valid(_) if size >= ABI_BYTES => Some(true),
@@ -263,12 +237,9 @@ fn errno() -> libc::c_int {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// Copies the page's changing fields (48 bytes, raw) into `out` for
-/// [`super::clone_material`]: disruption marker, flags, counter value, time
-/// (seconds and fraction), generation counter, 8 bytes each. Not
-/// `seq_count` (offset 12): it only counts the hypervisor's updates and tells
-/// clones apart no better than the fields it guards. Not a consistent read (it
-/// needs none: the bytes are only hashed).
+/// Copies the table's fields from offset 16 (48 bytes, raw; not `seq_count`,
+/// which only counts updates) into `out` for [`super::clone_material`]. No
+/// seqlock: the bytes are only hashed.
 pub(super) fn material(word: *const AtomicUsize, out: &mut [u8]) {
     let page = page_of(word);
     let offsets = [16, 20, 24, 28, 40, 44, 72, 76, 80, 84, 104, 108];
@@ -279,8 +250,7 @@ pub(super) fn material(word: *const AtomicUsize, out: &mut [u8]) {
     }
 }
 
-/// The seqlock read over a page in memory (also under Miri, which runs what
-/// it can of this module: the relaxed loads and fences, not the mapping).
+/// The seqlock read over a page in memory (also under Miri: no mapping).
 #[cfg(test)]
 mod tests {
     use super::*;
