@@ -96,14 +96,12 @@ fn slab_len(stride: Stride) -> usize {
     }
 }
 
-/// Slot `slot`'s state and buffer in the slab at `base`: the buffers from the
-/// slab's start, the states packed downwards from its end (several to a page;
-/// slot 0's in the last page, which usually shares a page table with the
-/// mapping above, as the kernel maps a new slab just below: one page fewer).
+/// Slot `slot`'s state and buffer in the slab at `base`: the states packed
+/// from the slab's start (several to a page), the buffers after them.
 fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
     (
-        base.wrapping_add(slab_len(stride) - (slot + 1) * stride.state),
-        base.wrapping_add(slot * stride.buffer),
+        base.wrapping_add(slot * stride.state),
+        base.wrapping_add(SLOTS * stride.state + slot * stride.buffer),
     )
 }
 
@@ -183,7 +181,7 @@ fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
     {
         Ok(_) => {
             if ptr::eq(slab, &SLABS[0]) && size_of::<Reserve>() <= stride.state {
-                RESERVE.store(slot_at(mine, 0, stride).0.cast(), Ordering::Release);
+                RESERVE.store(mine.cast(), Ordering::Release);
             }
             Some(mine)
         }
@@ -239,7 +237,7 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
         _ => false,
     };
     // SAFETY: the first slab's reserve: in its mapping, never unmapped, and
-    // aligned (the slab's length and the states' stride are multiples of 64 bytes). Shared
+    // aligned (the pieces before it are multiples of 64 bytes). Shared
     // references to its atomics; its seeds only under `busy`.
     let Some((busy, live, left)) = (believed && !reserve.is_null())
         .then(|| unsafe { (&(*reserve).busy, &(*reserve).live, &(*reserve).left) })
