@@ -1,11 +1,12 @@
 //! Throughput of the generators against baselines, in the same criterion groups:
 //! `rand`'s `StdRng` (ChaCha12), RustCrypto's `ChaCha8Rng` / `ChaCha12Rng`, its
 //! SHAKE256 / TurboSHAKE256 XOF readers, its AES-256-CTR (`aes` + `ctr`), and the
-//! operating system's generator (`getrandom::fill`, with the `sys_rng` feature).
+//! operating system's generator (`getrandom::fill`).
 //!
-//! `cargo bench` (default build flags: no `target-cpu=native`); HTML reports with
-//! plots land in `target/criterion/report/index.html`. Group names are the
-//! operation (`fill_bytes/4096`, `next_u64`, `seeding`), functions the generator.
+//! `cargo bench -p benches --bench generators` (default build flags: no
+//! `target-cpu=native`); HTML reports with plots land in
+//! `target/criterion/report/index.html`. Group names are the operation
+//! (`fill_bytes/4096`, `next_u64`, `seeding`), functions the generator.
 
 use std::hint::black_box;
 
@@ -71,10 +72,8 @@ impl Source for Aes256Ctr {
 /// The operating system's generator through `getrandom::fill` (one system call
 /// per request on Linux): the baseline that `from_os_rng` seeds from, not a
 /// user-space generator.
-#[cfg(feature = "sys_rng")]
 struct OsFill;
 
-#[cfg(feature = "sys_rng")]
 impl Source for OsFill {
     fn fill(&mut self, buf: &mut [u8]) {
         getrandom::fill(buf).expect("the OS generator works");
@@ -135,7 +134,6 @@ fn bench_all(group: &mut BenchmarkGroup<'_, WallTime>, mut op: Op) {
     );
     let ctr = Aes256Ctr::new(&[7u8; 32].into(), &[0u8; 16].into());
     bench(group, "RustCrypto AES-256-CTR", ctr, op);
-    #[cfg(feature = "sys_rng")]
     bench(group, "getrandom::fill", OsFill, op);
 }
 

@@ -3,7 +3,7 @@
 //! Carlo job that `examples/parallel.rs` and `examples/mpi` run
 //! (`examples/common/pi.rs`, 50 000 points, the CI job's size).
 //!
-//! `cargo bench --bench seed_tree`
+//! `cargo bench -p benches --bench seed_tree`
 
 use std::hint::black_box;
 

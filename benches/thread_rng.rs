@@ -51,7 +51,7 @@
 //! scripts/first-call-table.py` prints these groups' medians as the table of
 //! docs/PERFORMANCE.md.
 //!
-//! `cargo bench --bench thread_rng`; HTML reports land in `target/criterion/`.
+//! `cargo bench -p benches --bench thread_rng`; HTML reports land in `target/criterion/`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

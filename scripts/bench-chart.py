@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Draws docs/throughput.svg from criterion's results for the 512 KiB bulk fill.
 
-    cargo bench --bench generators -- 'fill_bytes/524288'
-    cargo bench --bench thread_rng -- 'fill_bytes/524288'     # optional: rng() bars
+    cargo bench -p benches --bench generators -- 'fill_bytes/524288'
+    cargo bench -p benches --bench thread_rng -- 'fill_bytes/524288'     # optional: rng() bars
     python3 scripts/bench-chart.py --caption-note "quiet machine"
 
 Reads target/criterion/fill_bytes_524288/<function>/new/{estimates,benchmark}.json
@@ -48,7 +48,7 @@ def read_group(criterion_dir):
     """{function id: (GiB/s, mtime)} for every function of the group."""
     group = os.path.join(criterion_dir, GROUP_DIR)
     if not os.path.isdir(group):
-        sys.exit(f"no {group}: run `cargo bench --bench generators -- 'fill_bytes/524288'`")
+        sys.exit(f"no {group}: run `cargo bench -p benches --bench generators -- 'fill_bytes/524288'`")
     results = {}
     for entry in sorted(os.listdir(group)):
         new = os.path.join(group, entry, "new")
@@ -138,7 +138,7 @@ def main():
     caption = [
         f"criterion medians, run of {day}, default build flags (no target-cpu=native).",
         f"Machine: {args.machine}.",
-        "Regenerate: cargo bench --bench generators -- 'fill_bytes/524288', then "
+        "Regenerate: cargo bench -p benches --bench generators -- 'fill_bytes/524288', then "
         "python3 scripts/bench-chart.py",
     ]
     if args.caption_note:

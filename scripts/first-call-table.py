@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prints docs/PERFORMANCE.md's first-call table from criterion's results.
 
-    cargo bench --bench thread_rng -- 'first_call|next_u64/(ratchet_rng::u64|rand::rng|rand::rngs::SmallRng|rand_aes::tls)$'
+    cargo bench -p benches --bench thread_rng -- 'first_call|next_u64/(ratchet_rng::u64|rand::rng|rand::rngs::SmallRng|rand_aes::tls)$'
     python3 scripts/first-call-table.py
 
 Reads every target/criterion/**/new/{benchmark,estimates}.json of the groups
@@ -110,7 +110,7 @@ def main():
     parser.add_argument("--cpu", help="the CPU line (default: read /proc/cpuinfo)")
     args = parser.parse_args()
     if not os.path.isdir(args.criterion_dir):
-        sys.exit(f"no {args.criterion_dir}: run `cargo bench --bench thread_rng` first")
+        sys.exit(f"no {args.criterion_dir}: run `cargo bench -p benches --bench thread_rng` first")
     results = read_results(args.criterion_dir)
 
     lines = ["| what | ours | peer, same run | ratio |", "|---|---:|---:|---:|"]
