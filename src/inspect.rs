@@ -62,22 +62,15 @@ pub fn thread_state_pages() -> Option<ThreadStatePages> {
 #[cfg(feature = "thread_rng")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Point {
-    /// `take` (`u32()`/`u64()`): `SLOT` read, the in-use mark not yet set.
+    /// `take`, the fast path of every entry point: `SLOT` read, the in-use
+    /// mark not yet set.
     TakeSlotRead,
-    /// `take`: value copied and wiped in the buffer, `left` not yet stored.
+    /// `take`: bytes copied and wiped in the buffer, `left` not yet stored.
     TakeCopied,
-    /// `take`: value copied and `left` stored, before the `live` re-check.
+    /// `take`: bytes copied and `left` stored, before the `live` re-check.
     TakeBeforeLive,
     /// `take`: after the `live` re-check, before the mark is cleared.
     TakeAfterLive,
-    /// `take_into` (`fill()`): `SLOT` read, the mark not yet set.
-    TakeIntoSlotRead,
-    /// `take_into`: bytes moved out of the buffer, `left` not yet stored.
-    TakeIntoMoved,
-    /// `take_into`: bytes moved and `left` stored, before the `live` re-check.
-    TakeIntoBeforeLive,
-    /// `take_into`: after the `live` re-check, before the mark is cleared.
-    TakeIntoAfterLive,
     /// The slow path: `SLOT` read, the mark not yet set.
     SlowSlotRead,
     /// The slow path: the mark set, `PAGE` not yet read.
@@ -124,15 +117,11 @@ pub enum Point {
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 26] = [
+    pub const ALL: [Point; 22] = [
         Point::TakeSlotRead,
         Point::TakeCopied,
         Point::TakeBeforeLive,
         Point::TakeAfterLive,
-        Point::TakeIntoSlotRead,
-        Point::TakeIntoMoved,
-        Point::TakeIntoBeforeLive,
-        Point::TakeIntoAfterLive,
         Point::SlowSlotRead,
         Point::SlowMarked,
         Point::SlowPageRead,

@@ -48,11 +48,15 @@ fn seeded<T>(result: Result<T, OsError>) -> T {
 }
 
 /// The next `K` bytes: from the buffer, else through [`storage::fill_slow`].
+/// The slow path fills an array of its own, so that this one stays in
+/// registers.
 #[inline(always)]
 fn next_array<const K: usize>() -> [u8; K] {
-    match storage::take::<K>() {
-        Some(bytes) => bytes,
-        None => next_array_slow(),
+    let mut bytes = [0u8; K];
+    if storage::take(&mut bytes) {
+        bytes
+    } else {
+        next_array_slow()
     }
 }
 
@@ -66,22 +70,12 @@ fn next_array_slow<const K: usize>() -> [u8; K] {
 }
 
 /// Fills `dst`: from the buffer on the fast path, else through
-/// [`storage::fill_slow`].
-#[inline]
-fn try_fill_impl(dst: &mut [u8]) -> Result<(), OsError> {
-    if storage::take_into(dst) {
-        Ok(())
-    } else {
-        storage::fill_slow(dst, false)
-    }
-}
-
-/// [`try_fill_impl`] for the infallible entry points. The slow path and its
-/// panic live in [`fill_slow_or_panic`], out of line, so that the fast path
-/// inlined at the caller needs no saved registers.
+/// [`storage::fill_slow`]. The slow path and its panic live in
+/// [`fill_slow_or_panic`], out of line, so that the fast path inlined at the
+/// caller needs no saved registers.
 #[inline]
 fn fill_impl(dst: &mut [u8]) {
-    if !storage::take_into(dst) {
+    if !storage::take(dst) {
         fill_slow_or_panic(dst);
     }
 }
@@ -369,7 +363,11 @@ pub fn fill(dst: &mut [u8]) {
 /// *scheduled* reseed is not an error (see [`ThreadRng`]). Never panics.
 #[inline]
 pub fn try_fill(dst: &mut [u8]) -> Result<(), OsError> {
-    try_fill_impl(dst)
+    if storage::take(dst) {
+        Ok(())
+    } else {
+        storage::fill_slow(dst, false)
+    }
 }
 
 /// A random `u32` from this thread's generator.

@@ -79,15 +79,12 @@ const MAX_FIRES: usize = 3;
 
 /// Points reached only through an open fast path or the seed reserve (not
 /// where every call takes the slow path: no working wipe, as under qemu-user).
-const FAST_PATH_ONLY: [&str; 8] = [
+const FAST_PATH_ONLY: [&str; 5] = [
     "ReserveFilled",
     "ReserveTaken",
     "TakeCopied",
     "TakeBeforeLive",
     "TakeAfterLive",
-    "TakeIntoMoved",
-    "TakeIntoBeforeLive",
-    "TakeIntoAfterLive",
 ];
 
 /// What one scenario process reported.
@@ -271,10 +268,6 @@ point_tests! {
     take_copied => "TakeCopied",
     take_before_live => "TakeBeforeLive",
     take_after_live => "TakeAfterLive",
-    take_into_slot_read => "TakeIntoSlotRead",
-    take_into_moved => "TakeIntoMoved",
-    take_into_before_live => "TakeIntoBeforeLive",
-    take_into_after_live => "TakeIntoAfterLive",
     slow_slot_read => "SlowSlotRead",
     slow_marked => "SlowMarked",
     slow_page_read => "SlowPageRead",

@@ -219,30 +219,22 @@ fn set_page(page: *mut Page) -> *mut Page {
     old
 }
 
-/// Where the last `K` of `left` unread bytes start, if `K <= left <=
-/// BUFFER_BYTES`: `x = left - K`, found with one unsigned compare (a `left`
-/// below `K` wraps past the bound), which also proves `x + K <= BUFFER_BYTES`.
-#[inline(always)]
-fn last_k<const K: usize>(left: usize) -> Option<usize> {
-    const { assert!(K >= 1 && K <= BUFFER_BYTES) };
-    let x = left.wrapping_sub(K);
-    (x <= BUFFER_BYTES - K).then_some(x)
-}
-
-/// The hot path of `u32()` / `u64()`: the last `K` unread bytes of this thread's
-/// buffer, wiped there, if the fast path is open, the state not in use and the
-/// buffer holds them; `None` otherwise (then call [`fill_slow`]).
+/// The hot path of every entry point: serves `dst` from the end of this
+/// thread's unread bytes, wiping them there, if the fast path is open, the
+/// state not in use and the buffer holds all of `dst`; false otherwise (then
+/// call [`fill_slow`]), for an empty `dst` too when nothing is buffered.
+/// `u32()` and `u64()` pass an array: the bounds below fold to one compare.
 ///
 /// This is also the fork check: a forked child finds `left == 0` (wiped, or
 /// zeroed by the `pthread_atfork` hook), so its first call reseeds.
 #[inline(always)]
-pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
+pub(crate) fn take(dst: &mut [u8]) -> bool {
     let slot = SLOT.with(Cell::get);
     // A handler here runs a whole call (the mark is clear); `slot` stays
     // `CLOSED` or this thread's page.
     inject!(TakeSlotRead);
     if in_use(slot) {
-        return None;
+        return false;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
     // SAFETY: `slot` was read with the mark clear: `CLOSED` or the header of
@@ -250,21 +242,25 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     // inside this call; only its atomics are read, `left` under the mark.
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
-    let Some(x) = last_k::<K>(left) else {
+    // `max(1, dst.len()) <= left <= BUFFER_BYTES`, in one unsigned compare
+    // (`left` below the least wraps past the room) when the length is known.
+    let least = dst.len().max(1);
+    let fits = BUFFER_BYTES
+        .checked_sub(least)
+        .is_some_and(|room| left.wrapping_sub(least) <= room);
+    if !fits {
         set_slot(slot);
-        return None;
-    };
-    // SAFETY: `left >= K >= 1`, so `slot` is this thread's piece, not `CLOSED`;
-    // the mark, set before `left` was read, keeps handlers off its unread bytes;
-    // the gate is the piece whose `left` counts the bytes after its header, so
-    // `x + K <= left` bytes lie there (`last_k` bounds them by `BUFFER_BYTES`;
-    // a page's count is at most its short batch's).
-    let out = unsafe {
-        let src = unread(slot).add(x);
-        let out = src.cast::<[u8; K]>().read();
-        src.write_bytes(0, K);
-        out
-    };
+        return false;
+    }
+    let x = left - dst.len();
+    // SAFETY: `left >= 1`, so `slot` is this thread's piece, not `CLOSED`;
+    // the mark, set before `left` was read, keeps handlers off its unread
+    // bytes; the gate is the piece whose `left` counts the bytes after its
+    // header, so `x..left` lies there (at most `BUFFER_BYTES`; a page's count
+    // is at most its short batch's), and `dst` is the caller's memory, which
+    // cannot overlap the slab (nothing hands it out).
+    let src = unsafe { core::slice::from_raw_parts_mut(unread(slot).add(x), left - x) };
+    crate::rngs::buffer::move_out(dst, src);
     // A handler here is served by the OS. In a child it forks, the store below
     // writes this call's stale `left` into the wiped page: only the re-check
     // that follows keeps the child from reopening the fast path over it.
@@ -276,13 +272,13 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
     inject!(TakeBeforeLive);
     if !header.still_valid() {
         stale_during(header, slot);
-        return None;
+        return false;
     }
     // A fork or a VM snapshot here duplicates a value already drawn; the
     // child's next call finds `left == 0` (a clone: a new generation).
     inject!(TakeAfterLive);
     set_slot(slot);
-    Some(out)
+    true
 }
 
 /// A fork or a new generation during a fast-path call: closes the fast path
@@ -292,48 +288,6 @@ pub(crate) fn take<const K: usize>() -> Option<[u8; K]> {
 fn stale_during(header: &Header, slot: *const Header) {
     header.left.store(0, Ordering::Relaxed);
     set_slot(slot);
-}
-
-/// The hot path of a fill, as [`take`]: serves `dst` from the end of the
-/// unread bytes, wiping them, if they hold all of it; false otherwise (then
-/// call [`fill_slow`]), for an empty `dst` too when nothing is buffered.
-#[inline(always)]
-pub(crate) fn take_into(dst: &mut [u8]) -> bool {
-    let slot = SLOT.with(Cell::get);
-    // As in `take`: a handler here runs a whole call.
-    inject!(TakeIntoSlotRead);
-    if in_use(slot) {
-        return false;
-    }
-    set_slot(slot.map_addr(|a| a | IN_USE));
-    // SAFETY: as in `take`: `CLOSED` or this thread's page, which outlives this
-    // call; atomics only, read under the mark.
-    let header = unsafe { &*slot };
-    let left = header.left.load(Ordering::Relaxed);
-    // `x <= left` iff `dst.len() <= left` (else `x` wraps).
-    let x = left.wrapping_sub(dst.len());
-    if left == 0 || x > left || left > BUFFER_BYTES {
-        set_slot(slot);
-        return false;
-    }
-    // SAFETY: `left >= 1`: this thread's piece (as in `take`), held in use;
-    // `x..left` lies after its header (as in `take`), and `dst` is the
-    // caller's memory, which cannot overlap the slab (nothing hands it out).
-    let src = unsafe { core::slice::from_raw_parts_mut(unread(slot).add(x), left - x) };
-    crate::rngs::buffer::move_out(dst, src);
-    // As at `TakeCopied`: a fork here stores a stale `left` into the child's page.
-    inject!(TakeIntoMoved);
-    header.left.store(x, Ordering::Relaxed);
-    compiler_fence(Ordering::SeqCst);
-    // As in `take`.
-    inject!(TakeIntoBeforeLive);
-    if !header.still_valid() {
-        stale_during(header, slot);
-        return false;
-    }
-    inject!(TakeIntoAfterLive);
-    set_slot(slot);
-    true
 }
 
 /// The slow path: creates the state, or reseeds (after a fork, a new
@@ -724,17 +678,5 @@ mod tests {
     #[test]
     fn closed_gate_never_takes_the_fast_path() {
         assert_eq!(CLOSED.left.load(Ordering::Relaxed), 0);
-        assert_eq!(last_k::<1>(0), None);
-        assert_eq!(last_k::<8>(0), None);
-    }
-
-    #[test]
-    fn last_k_accepts_exactly_the_held_bytes() {
-        assert_eq!(last_k::<8>(8), Some(0));
-        assert_eq!(last_k::<8>(7), None);
-        assert_eq!(last_k::<4>(BUFFER_BYTES), Some(BUFFER_BYTES - 4));
-        assert_eq!(last_k::<BUFFER_BYTES>(BUFFER_BYTES), Some(0));
-        assert_eq!(last_k::<1>(BUFFER_BYTES + 1), None);
-        assert_eq!(last_k::<8>(usize::MAX), None);
     }
 }
