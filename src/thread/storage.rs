@@ -144,7 +144,7 @@ thread_local! {
     /// of this thread's pieces, else [`CLOSED`]; its low bit is the in-use mark.
     static SLOT: Cell<*const Header> = const { Cell::new(&raw const CLOSED) };
 
-    /// This thread's page: null before it is created, [`creating`] while it is,
+    /// This thread's page: null before it is created (and while it is),
     /// [`destroyed`] once this thread's thread-locals are being destroyed.
     static PAGE: Cell<*mut Page> = const { Cell::new(ptr::null_mut()) };
 
@@ -160,26 +160,16 @@ thread_local! {
     static OWNER: Owner = const { Owner };
 }
 
-/// A marker address, compared and never dereferenced.
-fn mark(of: &'static u8) -> *mut Page {
-    ptr::from_ref(of).cast_mut().cast()
-}
-
-/// `PAGE` while the page is being created.
-fn creating() -> *mut Page {
-    static MARK: u8 = 0;
-    mark(&MARK)
-}
-
-/// `PAGE` once the page was freed in thread-local destruction.
+/// `PAGE` once the page was freed in thread-local destruction: a marker
+/// address, compared and never dereferenced.
 fn destroyed() -> *mut Page {
     static MARK: u8 = 0;
-    mark(&MARK)
+    ptr::from_ref(&MARK).cast_mut().cast()
 }
 
-/// Whether `page` is a page (not null nor a marker).
+/// Whether `page` is a page (not null nor [`destroyed`]).
 fn is_page(page: *mut Page) -> bool {
-    !page.is_null() && page != creating() && page != destroyed()
+    !page.is_null() && page != destroyed()
 }
 
 /// Whether the in-use mark is set in `slot`.
@@ -329,10 +319,9 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     inject!(SlowMarked);
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
     inject!(SlowPageRead);
-    if !(page.is_null() || is_page(page)) {
-        // `destroyed()`: `create_page` failed in thread-local destruction
-        // (thread exit otherwise leaves the mark set, caught above);
-        // `creating()`, set only under the mark, is not seen here.
+    if page == destroyed() {
+        // `create_page` failed in thread-local destruction (thread exit
+        // otherwise leaves the mark set, caught above).
         set_slot(slot);
         return crate::os::fill(dst);
     }
@@ -400,16 +389,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         // buffer exists (reentrant calls see the mark and keep off; the fast
         // path reaches only the unread bytes, and only under the mark).
         let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
-        // The count is the header's of the piece the unread bytes are in; the
-        // other one's is 0. A buffer never written is not touched (faulted in).
         let was_used = state.buffer_used();
-        let mut left = if state.unread_in_short() {
-            header.left.load(Ordering::Relaxed)
-        } else if was_used {
-            buffer_header.left.load(Ordering::Relaxed)
-        } else {
-            0
-        };
+        let mut left = unread_count(state, header, buffer_header);
         let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
@@ -473,20 +454,29 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     result
 }
 
+/// How many bytes `state` has unread: the count in the header (`page`'s or
+/// `buffer`'s) of the piece that holds them; the other one's is 0. A buffer
+/// never written is not touched (faulted in).
+fn unread_count(state: &State, page: &Header, buffer: &Header) -> usize {
+    if state.unread_in_short() {
+        page.left.load(Ordering::Relaxed)
+    } else if state.buffer_used() {
+        buffer.left.load(Ordering::Relaxed)
+    } else {
+        0
+    }
+}
+
 /// Creates this thread's page, its state unseeded; `None` in thread-local
 /// destruction or without memory. Called under the mark, so a reentrant call
 /// from inside (registering the destructor may allocate) is served by the OS.
 fn create_page() -> Option<*mut Page> {
-    set_page(creating());
     // Registers the page's destructor first; fails in thread-local destruction.
     if OWNER.try_with(|_| ()).is_err() {
         set_page(destroyed());
         return None;
     }
-    let Some(((page, buffer), advice)) = super::pages::take(stride()) else {
-        set_page(ptr::null_mut());
-        return None;
-    };
+    let ((page, buffer), advice) = super::pages::take(stride())?;
     let page = page.cast::<Page>();
     // Taken from a slab, not yet this thread's: a handler here is served by the
     // OS (the caller holds the mark), so no second page is taken.
@@ -631,15 +621,8 @@ pub(crate) fn inspect() -> Option<Inspected> {
     // SAFETY: this thread's live page and buffer, not in use (no call of this
     // module is in progress on this thread); read only.
     let [key, unread] = unsafe {
-        let state = &(*page).state;
-        let left = if state.unread_in_short() {
-            (*page).header.left.load(Ordering::Relaxed)
-        } else if state.buffer_used() {
-            (*buffer).header.left.load(Ordering::Relaxed)
-        } else {
-            0
-        };
-        state.secret_ranges(&(*buffer).buffer, left)
+        let left = unread_count(&(*page).state, &(*page).header, &(*buffer).header);
+        (*page).state.secret_ranges(&(*buffer).buffer, left)
     };
     Some(Inspected {
         page: (page.addr(), stride().state),
