@@ -1,9 +1,9 @@
 //! Fork detection: which protection this process has ([`Protection`]; the
 //! layers: SECURITY.md, "Forks"), and the OS mechanisms, one file each,
 //! selected here only: `fork/linux.rs` (which lists each environment and what
-//! protects it), `fork/bsd.rs`, `fork/none.rs` (no wipe), `fork/miri.rs` (a
-//! stand-in under Miri), `fork/atfork.rs` (the `pthread_atfork` epoch). No
-//! layer starts a process.
+//! protects it), `fork/bsd.rs`, `fork/none.rs` (no wipe; a stand-in under
+//! Miri), `fork/atfork.rs` (the `pthread_atfork` epoch). No layer starts a
+//! process.
 
 #[cfg(unix)]
 mod atfork;
@@ -15,27 +15,22 @@ mod wipe;
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 #[path = "fork/linux.rs"]
 mod wipe;
-#[cfg(all(
-    unix,
-    not(miri),
-    not(any(
+#[cfg(not(all(
+    any(
         target_os = "linux",
         target_os = "android",
         target_os = "freebsd",
         target_os = "openbsd"
-    ))
-))]
+    ),
+    not(miri)
+)))]
 #[path = "fork/none.rs"]
-mod wipe;
-#[cfg(all(unix, miri))]
-#[path = "fork/miri.rs"]
 mod wipe;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// Keeps `page..page + len` out of core dumps where it can (fork safety does
 /// not rely on it); true if accepted. `unsafe`: as [`advise_wipe`].
-#[cfg(unix)]
 pub(crate) use wipe::advise_no_dump;
 
 /// Asks the kernel to give a forked child zero-filled pages in place of
@@ -43,8 +38,8 @@ pub(crate) use wipe::advise_no_dump;
 /// where the system has no such mechanism or [`WIPE_VERDICT`] says so.
 ///
 /// # Safety
-/// `page..page + len` is a private anonymous mapping the caller owns.
-#[cfg(unix)]
+/// `page..page + len` is memory the caller owns: on unix, a private
+/// anonymous mapping.
 pub(crate) unsafe fn advise_wipe(page: *mut u8, len: usize) -> bool {
     #[cfg(ratchet_rng_inspect)]
     if let Some(verdict) = WIPE_VERDICT.with(core::cell::Cell::get) {
@@ -132,7 +127,7 @@ pub(crate) fn protection(on_child: fn(), wipes: bool) -> Protection {
     CONSERVATIVE[usize::from(merged) - 1]
 }
 
-#[cfg(all(ratchet_rng_inspect, unix))]
+#[cfg(ratchet_rng_inspect)]
 std::thread_local! {
     /// What this thread takes as the wipe's verdict instead of asking
     /// (`__inspect::simulate_wipe_verdict`): `Some(false)`, no wipe believed

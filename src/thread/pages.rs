@@ -65,11 +65,13 @@ const LIVE: usize = 0x5EED_11FE;
 /// The first slab's reserve, set when that slab is published (null before).
 static RESERVE: AtomicPtr<Reserve> = AtomicPtr::new(ptr::null_mut());
 
-/// The system's page size.
-#[cfg(unix)]
+/// The system's page size (at least 4 KiB; 4 KiB where it is not asked).
 pub(crate) fn page_bytes() -> usize {
+    #[cfg(unix)]
     // SAFETY: `sysconf` only reads a system value; `_SC_PAGESIZE` is valid.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    #[cfg(not(unix))]
+    let page = 4096;
     usize::try_from(page).unwrap_or(4096).max(4096)
 }
 
@@ -83,17 +85,9 @@ pub(crate) struct Stride {
     pub(crate) buffer: usize,
 }
 
-/// A slab's length: every slot's state, then every slot's buffer.
+/// A slab's length: every slot's state, then every slot's buffer, in pages.
 fn slab_len(stride: Stride) -> usize {
-    let len = SLOTS * (stride.state + stride.buffer);
-    #[cfg(unix)]
-    {
-        len.next_multiple_of(page_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        len
-    }
+    (SLOTS * (stride.state + stride.buffer)).next_multiple_of(page_bytes())
 }
 
 /// Slot `slot`'s state and buffer in the slab at `base`: the states packed
@@ -166,14 +160,11 @@ fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
     }
     let len = slab_len(stride);
     let mine = map(len)?;
-    #[cfg(unix)]
-    // SAFETY: `mine..mine + len` is the fresh private mapping made above.
+    // SAFETY: `mine..mine + len` is the fresh slab made above (`map`).
     let advice = unsafe {
         u8::from(super::fork::advise_wipe(mine, len))
             | u8::from(super::fork::advise_no_dump(mine, len)) << 1
     };
-    #[cfg(not(unix))]
-    let advice = 0;
     slab.advice.store(advice, Ordering::Relaxed);
     match slab
         .base
