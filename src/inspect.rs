@@ -276,7 +276,7 @@ pub fn watch_vmclock(path: &std::path::Path) -> Result<(), &'static str> {
     use std::os::unix::ffi::OsStrExt;
     let path =
         std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in the path")?;
-    crate::thread::generation::inspect_watch(&path)
+    crate::thread::generation::inspect::watch_file(&path)
 }
 
 /// Unwatches any VMClock page and makes the next slow path (the next call
@@ -296,7 +296,7 @@ pub fn probe_vmclock_at(path: &std::path::Path, file_stands_in: bool) -> Result<
     use std::os::unix::ffi::OsStrExt;
     let path =
         std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| "NUL in the path")?;
-    crate::thread::generation::inspect_probe_at(path, file_stands_in);
+    crate::thread::generation::inspect::probe_at(path, file_stands_in);
     Ok(())
 }
 
@@ -318,7 +318,7 @@ pub fn process_restore_watched() -> bool {
     not(miri)
 ))]
 pub fn simulate_process_restore() -> bool {
-    crate::thread::generation::inspect_drop_restore_page()
+    crate::thread::generation::inspect::drop_restore_page()
 }
 
 /// Makes the probes that follow (call it before the first use of `rng()`)
@@ -331,7 +331,7 @@ pub fn simulate_process_restore() -> bool {
     not(miri)
 ))]
 pub fn without_droppable_page() {
-    crate::thread::generation::inspect_without_droppable();
+    crate::thread::generation::inspect::without_droppable();
 }
 
 /// Marks the VMClock probe as in progress in this process, as if another
@@ -342,7 +342,7 @@ pub fn without_droppable_page() {
     not(miri)
 ))]
 pub fn vmclock_probe_in_progress() {
-    crate::thread::generation::inspect_probe_busy();
+    crate::thread::generation::inspect::probe_busy();
 }
 
 /// Whether a VMClock page (the device, or [`watch_vmclock`]'s) is watched.

@@ -139,7 +139,7 @@ const MAP_DROPPABLE: libc::c_int = 0x08;
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 fn droppable_word() -> *mut AtomicUsize {
     #[cfg(ratchet_rng_inspect)]
-    if NO_DROPPABLE.load(Ordering::Relaxed) {
+    if inspect::NO_DROPPABLE.load(Ordering::Relaxed) {
         return core::ptr::null_mut();
     }
     let word = DROPPABLE.load(Ordering::Relaxed);
@@ -349,23 +349,10 @@ const IDLE: usize = 0;
 /// [`PROBE`]: done, found or not; never probed again.
 const DONE: usize = 1;
 
-/// This process's id where a process can fork (a constant elsewhere: WASI
-/// has no process id, and `std::process::id` panics there).
-fn process_id() -> u32 {
-    #[cfg(unix)]
-    {
-        // SAFETY: `getpid` has no preconditions and cannot fail.
-        u32::try_from(unsafe { libc::getpid() }).unwrap_or(1)
-    }
-    #[cfg(not(unix))]
-    {
-        1
-    }
-}
-
-/// [`PROBE`] while the process with id `pid` probes (one of its threads).
+/// [`PROBE`] while the process with id `pid` probes (one of its threads):
+/// never [`IDLE`] nor [`DONE`].
 fn busy(pid: u32) -> usize {
-    (pid as usize) << 1
+    (pid as usize) << 2 | 2
 }
 
 /// [`IDLE`], [`DONE`], or [`busy`] with the prober's process id, so that a
@@ -379,12 +366,12 @@ static FAILED_PROBES: AtomicUsize = AtomicUsize::new(0);
 const PROBES: usize = 4;
 
 /// Where the probe looks (the inspection hook may point it elsewhere).
-#[cfg(all(
-    any(target_os = "linux", target_os = "android"),
-    not(miri),
-    not(ratchet_rng_inspect)
-))]
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 fn probe_target() -> (&'static core::ffi::CStr, Accept) {
+    #[cfg(ratchet_rng_inspect)]
+    if let Some(target) = inspect::probe_target() {
+        return target;
+    }
     (c"/dev/vmclock0", Accept::Device)
 }
 
@@ -403,8 +390,8 @@ pub(crate) fn probe() {
         }
         return;
     }
-    let me = process_id();
-    if seen != IDLE && seen == busy(me) {
+    let me = super::fork::process_id();
+    if seen == busy(me) {
         // Another thread of this process is probing.
         return;
     }
@@ -499,114 +486,6 @@ pub(crate) fn watched() -> bool {
     watched_word().is_some()
 }
 
-/// Watches the VMClock page in the file at `path` as a probe would, and skips
-/// the process's own probe; the old mapping stays (a thread may read it).
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-pub(crate) fn inspect_watch(path: &core::ffi::CStr) -> Result<(), &'static str> {
-    PROBE.store(DONE, Ordering::Relaxed);
-    let attached = vmclock::attach(path, Accept::DeviceOrFile)
-        .map_err(|refusal| Status::Refused(refusal).name())?;
-    set_status(watch(&attached));
-    Ok(())
-}
-
-/// The path (and whether a file may stand there) from [`inspect_probe_at`],
-/// leaked so that a probe (maybe in a forked child) allocates nothing.
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-static PROBE_TARGET: std::sync::Mutex<Option<(&'static core::ffi::CStr, bool)>> =
-    std::sync::Mutex::new(None);
-
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-fn probe_target() -> (&'static core::ffi::CStr, Accept) {
-    let target = *PROBE_TARGET
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    match target {
-        Some((path, true)) => (path, Accept::DeviceOrFile),
-        Some((path, false)) => (path, Accept::Device),
-        None => (c"/dev/vmclock0", Accept::Device),
-    }
-}
-
-/// Unwatches any page; the next slow path probes `path` (a regular file too
-/// with `file`) with a fresh retry budget.
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-pub(crate) fn inspect_probe_at(path: std::ffi::CString, file: bool) {
-    *PROBE_TARGET
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) =
-        Some((std::boxed::Box::leak(path.into_boxed_c_str()), file));
-    WATCH
-        .vm_word
-        .store((&raw const NO_DEVICE).cast_mut(), Ordering::Relaxed);
-    UNSETTLED.store(false, Ordering::Relaxed);
-    FAILED_PROBES.store(0, Ordering::Relaxed);
-    STARTED.store(false, Ordering::Relaxed);
-    set_status(Status::NotProbed);
-    PROBE.store(IDLE, Ordering::Relaxed);
-}
-
-/// Zeroes the droppable page as a CRIU restore does; false if none is watched.
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-pub(crate) fn inspect_drop_restore_page() -> bool {
-    let word = DROPPABLE.load(Ordering::Relaxed);
-    if word.is_null() || !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), word) {
-        return false;
-    }
-    let len = super::pages::page_bytes();
-    // SAFETY: `word` starts the droppable mapping, `len` bytes; the page then
-    // reads as zeros, as after the kernel's own drop.
-    unsafe { libc::madvise(word.cast(), len, libc::MADV_DONTNEED) == 0 }
-}
-
-/// Set by [`inspect_without_droppable`].
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-static NO_DROPPABLE: AtomicBool = AtomicBool::new(false);
-
-/// Makes later probes map no droppable page (one already mapped stays).
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-pub(crate) fn inspect_without_droppable() {
-    NO_DROPPABLE.store(true, Ordering::Relaxed);
-}
-
-/// Marks the probe busy in this process: what a child forked mid-probe sees.
-#[cfg(all(
-    ratchet_rng_inspect,
-    any(target_os = "linux", target_os = "android"),
-    not(miri)
-))]
-pub(crate) fn inspect_probe_busy() {
-    PROBE.store(busy(process_id()), Ordering::Relaxed);
-}
-
 /// Bytes of [`clone_material`]: the VMClock fields, the clocks, the CPU source.
 pub(crate) const MATERIAL_BYTES: usize = 48 + 32 + 32;
 
@@ -650,4 +529,91 @@ pub(crate) fn hardware_source() -> Option<&'static str> {
 #[cfg(ratchet_rng_inspect)]
 pub(crate) fn inject_cpu_random(words: Option<[u64; 4]>) {
     hardware::inject(words);
+}
+
+/// The inspection hooks (`__inspect`) that steer the VMClock probe.
+#[cfg(all(
+    ratchet_rng_inspect,
+    any(target_os = "linux", target_os = "android"),
+    not(miri)
+))]
+pub(crate) mod inspect {
+    use super::*;
+
+    /// The path (and whether a file may stand there) from [`probe_at`],
+    /// leaked so that a probe (maybe in a forked child) allocates nothing.
+    static PROBE_TARGET: std::sync::Mutex<Option<(&'static core::ffi::CStr, bool)>> =
+        std::sync::Mutex::new(None);
+
+    /// Set by [`without_droppable`].
+    pub(super) static NO_DROPPABLE: AtomicBool = AtomicBool::new(false);
+
+    /// Where [`probe_at`] points the probe, if it was called.
+    pub(super) fn probe_target() -> Option<(&'static core::ffi::CStr, Accept)> {
+        let target = *PROBE_TARGET
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        target.map(|(path, file)| {
+            (
+                path,
+                if file {
+                    Accept::DeviceOrFile
+                } else {
+                    Accept::Device
+                },
+            )
+        })
+    }
+
+    /// Watches the VMClock page in the file at `path` as a probe would, and
+    /// skips the process's own probe; the old mapping stays (a thread may
+    /// read it).
+    pub(crate) fn watch_file(path: &core::ffi::CStr) -> Result<(), &'static str> {
+        PROBE.store(DONE, Ordering::Relaxed);
+        let attached = vmclock::attach(path, Accept::DeviceOrFile)
+            .map_err(|refusal| Status::Refused(refusal).name())?;
+        set_status(watch(&attached));
+        Ok(())
+    }
+
+    /// Unwatches any page; the next slow path probes `path` (a regular file
+    /// too with `file`) with a fresh retry budget.
+    pub(crate) fn probe_at(path: std::ffi::CString, file: bool) {
+        *PROBE_TARGET
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((std::boxed::Box::leak(path.into_boxed_c_str()), file));
+        WATCH
+            .vm_word
+            .store((&raw const NO_DEVICE).cast_mut(), Ordering::Relaxed);
+        UNSETTLED.store(false, Ordering::Relaxed);
+        FAILED_PROBES.store(0, Ordering::Relaxed);
+        STARTED.store(false, Ordering::Relaxed);
+        set_status(Status::NotProbed);
+        PROBE.store(IDLE, Ordering::Relaxed);
+    }
+
+    /// Zeroes the droppable page as a CRIU restore does; false if none is
+    /// watched.
+    pub(crate) fn drop_restore_page() -> bool {
+        let word = DROPPABLE.load(Ordering::Relaxed);
+        if word.is_null() || !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), word) {
+            return false;
+        }
+        let len = crate::thread::pages::page_bytes();
+        // SAFETY: `word` starts the droppable mapping, `len` bytes; the page
+        // then reads as zeros, as after the kernel's own drop.
+        unsafe { libc::madvise(word.cast(), len, libc::MADV_DONTNEED) == 0 }
+    }
+
+    /// Makes later probes map no droppable page (one already mapped stays).
+    pub(crate) fn without_droppable() {
+        NO_DROPPABLE.store(true, Ordering::Relaxed);
+    }
+
+    /// Marks the probe busy in this process: what a child forked mid-probe
+    /// sees.
+    pub(crate) fn probe_busy() {
+        PROBE.store(busy(crate::thread::fork::process_id()), Ordering::Relaxed);
+    }
 }
