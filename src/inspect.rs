@@ -412,9 +412,7 @@ pub fn reserve_audit() -> (usize, usize) {
 /// How many times this thread's generator has been (re)seeded successfully.
 #[cfg(feature = "thread_rng")]
 pub fn thread_reseeds() -> u64 {
-    crate::thread::generator::RESEEDS
-        .try_with(core::cell::Cell::get)
-        .unwrap_or(0)
+    thread_mixes().iter().sum()
 }
 
 /// Makes every thread reseed (from now on, in this process and its children)

@@ -199,8 +199,6 @@ pub(crate) static FAIL_OS_SEEDS: core::sync::atomic::AtomicBool =
 
 #[cfg(ratchet_rng_inspect)]
 std::thread_local! {
-    /// Inspection builds: this thread's successful reseeds.
-    pub(crate) static RESEEDS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
     /// Inspection builds: this thread's successful reseeds by [`Mix`].
     pub(crate) static MIXES: core::cell::Cell<[u64; 3]> = const { core::cell::Cell::new([0; 3]) };
     /// Inspection builds: this thread's full mixes whose hashed material held
@@ -307,10 +305,6 @@ impl Generator {
                 c[mix as usize] += 1;
                 counts.set(c);
             });
-        }
-        #[cfg(ratchet_rng_inspect)]
-        if result.is_ok() {
-            let _ = RESEEDS.try_with(|count| count.set(count.get() + 1));
         }
         if result.is_ok() {
             match engine() {
