@@ -78,12 +78,9 @@ pub(crate) fn bump() {
 /// the word 0 too, would compare equal and go unseen (issue 31); instead the
 /// caller reseeds, and its next call re-arms the word and reseeds again.
 pub(crate) fn trusted(now: Generation) -> bool {
-    let Some(word) = watched_word() else {
-        return PROBE.load(Ordering::Relaxed) == DONE && !(now.vm == 0 && restore_word_watched());
-    };
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
-    {
-        match vmclock::read_watched(word) {
+    if let Some(word) = watched_word() {
+        return match vmclock::read_watched(word) {
             vmclock::View::Valid(fields) => {
                 if UNSETTLED.load(Ordering::Relaxed) {
                     UNSETTLED.store(false, Ordering::Relaxed);
@@ -104,13 +101,9 @@ pub(crate) fn trusted(now: Generation) -> bool {
                 false
             }
             vmclock::View::Torn => false,
-        }
+        };
     }
-    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(miri))))]
-    {
-        let _ = (now, word);
-        false
-    }
+    PROBE.load(Ordering::Relaxed) == DONE && !(now.vm == 0 && restore_word_watched())
 }
 
 /// The watched VMClock page's counter word, or `None` where none is watched.
@@ -218,28 +211,6 @@ pub(crate) enum Refusal {
 }
 
 impl Refusal {
-    /// The refusal an `open` failing with `errno` means.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    #[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
-    fn from_errno(errno: libc::c_int) -> Self {
-        match errno {
-            libc::ENOENT | libc::ENODEV | libc::ENXIO | libc::ENOTDIR => Self::Absent,
-            libc::EACCES | libc::EPERM => Self::PermissionDenied,
-            libc::ELOOP => Self::NotCharDevice,
-            _ => Self::CannotOpen,
-        }
-    }
-
-    /// The refusal an `mmap` failing with `errno` means.
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    #[cfg_attr(miri, allow(dead_code, reason = "no device under Miri"))]
-    fn from_map_errno(errno: libc::c_int) -> Self {
-        match errno {
-            libc::ENOMEM | libc::EAGAIN | libc::EINTR => Self::CannotOpen,
-            _ => Self::CannotMap,
-        }
-    }
-
     /// Whether a later probe may find otherwise.
     fn passes(self) -> bool {
         self == Self::CannotOpen

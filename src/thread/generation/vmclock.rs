@@ -184,7 +184,7 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
     // SAFETY: a NUL-terminated path; the descriptor is closed below.
     let fd = unsafe { libc::open(path.as_ptr(), flags) };
     if fd < 0 {
-        return Err(Refusal::from_errno(errno()));
+        return Err(Refusal::after_open());
     }
     let checked = check_file(fd, accept);
     if let Err(refusal) = checked {
@@ -206,7 +206,7 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
         )
     };
     let mapped = if page == libc::MAP_FAILED {
-        Err(Refusal::from_map_errno(errno()))
+        Err(Refusal::after_map())
     } else {
         Ok(page.cast::<u8>().cast_const())
     };
@@ -232,9 +232,24 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
     })
 }
 
-/// This thread's `errno`.
-fn errno() -> libc::c_int {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+impl Refusal {
+    /// The refusal an `open` that just failed means (this thread's `errno`).
+    fn after_open() -> Self {
+        match std::io::Error::last_os_error().raw_os_error().unwrap_or(0) {
+            libc::ENOENT | libc::ENODEV | libc::ENXIO | libc::ENOTDIR => Self::Absent,
+            libc::EACCES | libc::EPERM => Self::PermissionDenied,
+            libc::ELOOP => Self::NotCharDevice,
+            _ => Self::CannotOpen,
+        }
+    }
+
+    /// The refusal an `mmap` that just failed means (this thread's `errno`).
+    fn after_map() -> Self {
+        match std::io::Error::last_os_error().raw_os_error().unwrap_or(0) {
+            libc::ENOMEM | libc::EAGAIN | libc::EINTR => Self::CannotOpen,
+            _ => Self::CannotMap,
+        }
+    }
 }
 
 /// Copies the table's fields from offset 16 (48 bytes, raw; not `seq_count`,
