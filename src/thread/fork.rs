@@ -7,6 +7,16 @@
 
 #[cfg(unix)]
 mod atfork;
+/// No `fork` here: no handler to register, and an epoch that never moves.
+#[cfg(not(unix))]
+mod atfork {
+    pub(crate) fn register(_: fn()) -> bool {
+        false
+    }
+    pub(crate) fn epoch() -> usize {
+        0
+    }
+}
 
 // The wipe mechanism: one file per kind of system, each named `wipe` here.
 #[cfg(all(any(target_os = "freebsd", target_os = "openbsd"), not(miri)))]
@@ -144,10 +154,12 @@ pub(crate) fn decided() -> Option<Protection> {
         .copied()
 }
 
-#[cfg(unix)]
 fn decide(on_child: fn(), wipes: bool) -> Protection {
     #[cfg(ratchet_rng_inspect)]
     let wipes = WIPE_VERDICT.with(core::cell::Cell::get).unwrap_or(wipes);
+    if !cfg!(unix) {
+        return Protection::NoFork;
+    }
     if wipe::HAS_WIPE && wipes {
         // The handler is registered at a later slow path ([`second_layer`]).
         return Protection::Wipe;
@@ -166,28 +178,11 @@ pub(crate) use atfork::registered as handler_registered;
 /// Registers the `pthread_atfork` handler (hook `on_child`) if it is not yet:
 /// at every slow path but a first use, which it would slow (libc allocates).
 pub(crate) fn second_layer(on_child: fn()) {
-    #[cfg(unix)]
     atfork::register(on_child);
-    #[cfg(not(unix))]
-    let _ = on_child;
-}
-
-#[cfg(not(unix))]
-fn decide(_: fn(), _: bool) -> Protection {
-    Protection::NoFork
 }
 
 /// The current fork epoch (moved in every libc-made child).
-pub(crate) fn epoch() -> usize {
-    #[cfg(unix)]
-    {
-        atfork::epoch()
-    }
-    #[cfg(not(unix))]
-    {
-        0
-    }
-}
+pub(crate) use atfork::epoch;
 
 /// This process's id on unix (a system call: `getpid`); 0 elsewhere, where no
 /// process forks and `std::process::id()` panics (on WASI and on
