@@ -394,7 +394,7 @@ pub fn thread_cpu_random_mixes() -> u64 {
 }
 
 /// This thread's seeds taken from the process's seed reserve, and a
-/// fingerprint (64 bits folded from it) of the last one.
+/// fingerprint (its first 8 bytes, as a little-endian word) of the last one.
 #[cfg(feature = "thread_rng")]
 pub fn thread_reserved_seeds() -> (u64, u64) {
     crate::thread::pages::RESERVED_TAKES

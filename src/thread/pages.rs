@@ -221,9 +221,7 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
 pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
     let reserve = RESERVE.load(Ordering::Acquire);
     let believed = match super::fork::decided() {
-        #[cfg(unix)]
         Some(super::fork::Protection::Wipe) => SLABS[0].advice.load(Ordering::Relaxed) & 1 != 0,
-        #[cfg(not(unix))]
         Some(super::fork::Protection::NoFork) => true,
         _ => false,
     };
@@ -268,15 +266,8 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
     }
     #[cfg(ratchet_rng_inspect)]
     if taken {
-        let _ = RESERVED_TAKES.try_with(|takes| {
-            let words = seed
-                .as_chunks::<8>()
-                .0
-                .iter()
-                .map(|w| u64::from_le_bytes(*w));
-            let print = words.fold(0u64, |acc, w| acc.rotate_left(17) ^ w);
-            takes.set((takes.get().0 + 1, print));
-        });
+        let print = u64::from_le_bytes(*seed.first_chunk().expect("32 bytes"));
+        let _ = RESERVED_TAKES.try_with(|takes| takes.set((takes.get().0 + 1, print)));
     }
     busy.store(0, Ordering::Release);
     taken
@@ -309,13 +300,9 @@ pub(crate) fn reserve_audit() -> (usize, usize) {
 
 /// Gives back the slot whose state is at `state` (wiped, no longer used).
 pub(crate) fn give(state: *mut u8, stride: Stride) {
-    let _ = slots(stride).any(|(slab, slot, (at, _))| {
-        let mine = at == state;
-        if mine {
-            slab.taken.fetch_and(!(1 << slot), Ordering::Release);
-        }
-        mine
-    });
+    if let Some((slab, slot, _)) = slots(stride).find(|&(_, _, (at, _))| at == state) {
+        slab.taken.fetch_and(!(1 << slot), Ordering::Release);
+    }
 }
 
 /// The buffer of the slot whose state is at `state` (null if none is).
