@@ -355,7 +355,7 @@ pub fn vmclock_watched() -> bool {
 /// machine (`"RDSEED"`, `"RDRAND"`, `"RNDR"`), if any.
 #[cfg(feature = "thread_rng")]
 pub fn hardware_random_source() -> Option<&'static str> {
-    crate::thread::generation::hardware_source()
+    crate::thread::generation::hardware::fill(&mut [0; 32])
 }
 
 /// Makes every thread reseed fail (from now on, in this process and its
@@ -372,7 +372,7 @@ pub fn fail_os_seeds(on: bool) {
 /// named `"injected"`.
 #[cfg(feature = "thread_rng")]
 pub fn inject_cpu_random(words: Option<[u64; 4]>) {
-    crate::thread::generation::inject_cpu_random(words);
+    crate::thread::generation::hardware::inject(words);
 }
 
 /// This thread's successful (re)seedings by what they mixed into the OS

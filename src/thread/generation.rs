@@ -12,7 +12,7 @@
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 #[path = "generation/hardware.rs"]
-mod hardware;
+pub(crate) mod hardware;
 #[cfg(any(
     all(any(target_os = "linux", target_os = "android"), not(miri)),
     all(test, miri, target_os = "linux")
@@ -483,23 +483,6 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
     } else {
         48 + 32
     }
-}
-
-/// The two cheapest readings that differ between clones (0 where missing).
-pub(crate) fn cheap_clocks() -> [u64; 2] {
-    hardware::cheap_clocks()
-}
-
-/// The CPU random source [`clone_material`] uses here, if any.
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn hardware_source() -> Option<&'static str> {
-    hardware::fill(&mut [0; 32])
-}
-
-/// Makes the CPU source "return" `words` (`None`: its own output again).
-#[cfg(ratchet_rng_inspect)]
-pub(crate) fn inject_cpu_random(words: Option<[u64; 4]>) {
-    hardware::inject(words);
 }
 
 /// The inspection hooks (`__inspect`) that steer the VMClock probe.

@@ -271,7 +271,7 @@ impl Generator {
         let result = os_seed(&mut self.seed, mix == Mix::Lite);
         let mut lite_pending = false;
         if result.is_ok() && mix == Mix::Lite {
-            let clocks = generation::cheap_clocks();
+            let clocks = generation::hardware::cheap_clocks();
             match engine() {
                 Engine::Aes(_) => {
                     self.lite.clocks = clocks;

@@ -3,7 +3,7 @@
 
 /// Fills `out` from the CPU's random source and names it; `None` (and `out`
 /// zeroed) where there is none, it kept failing, or it fails [`plausible`].
-pub(super) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
+pub(crate) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
     let mut source = cpu_fill(out);
     #[cfg(ratchet_rng_inspect)]
     if let Some(words) = injected() {
@@ -54,8 +54,9 @@ fn injected() -> Option<[u64; 4]> {
     INJECTED.try_lock().ok().and_then(|words| *words)
 }
 
+/// Makes the CPU source "return" `words` (`None`: its own output again).
 #[cfg(ratchet_rng_inspect)]
-pub(super) fn inject(words: Option<[u64; 4]>) {
+pub(crate) fn inject(words: Option<[u64; 4]>) {
     *INJECTED
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner) = words;
@@ -174,8 +175,9 @@ pub(super) fn clocks(out: &mut [u8]) {
     }
 }
 
-/// The CPU's cycle counter and the monotonic clock (see [`super::cheap_clocks`]).
-pub(super) fn cheap_clocks() -> [u64; 2] {
+/// The two cheapest readings that differ between clones (0 where missing):
+/// the CPU's cycle counter and the monotonic clock.
+pub(crate) fn cheap_clocks() -> [u64; 2] {
     [cycles(), clock(Clock::Monotonic)]
 }
 
