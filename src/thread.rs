@@ -35,18 +35,6 @@ use rand_core::{TryCryptoRng, TryRng};
 use crate::error::OsError;
 pub use state::RESEED_BYTES;
 
-/// The result of an infallible entry point.
-#[track_caller]
-fn seeded<T>(result: Result<T, OsError>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(err) => panic!(
-            "ratchet-rng: cannot seed the thread-local generator: {}",
-            err.with_cause()
-        ),
-    }
-}
-
 /// The next `K` bytes: from the buffer, else through [`storage::fill_slow`].
 /// The slow path fills an array of its own, so that this one stays in
 /// registers.
@@ -80,10 +68,16 @@ fn fill_impl(dst: &mut [u8]) {
     }
 }
 
+/// The slow path of the infallible entry points, and their panic.
 #[cold]
 #[inline(never)]
 fn fill_slow_or_panic(dst: &mut [u8]) {
-    seeded(storage::fill_slow(dst, false));
+    if let Err(err) = storage::fill_slow(dst, false) {
+        panic!(
+            "ratchet-rng: cannot seed the thread-local generator: {}",
+            err.with_cause()
+        );
+    }
 }
 
 /// A handle to this thread's generator: fast, cryptographically secure, seeded
