@@ -185,18 +185,6 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
-/// The unread bytes of the piece whose header is `header`: right after it.
-///
-/// # Safety
-/// `header` is the header of a live piece (not [`CLOSED`]), with the
-/// provenance of its slab's mapping (it was stored from a piece pointer).
-#[inline(always)]
-unsafe fn unread(header: *const Header) -> *mut u8 {
-    // SAFETY: the caller's guarantee; the bytes after a piece's header are in
-    // the piece (`Page` and `BufferPage` put them at this offset).
-    unsafe { header.cast::<u8>().cast_mut().add(size_of::<Header>()) }
-}
-
 /// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
 /// as it has no destructor). Fenced on both sides, as [`set_slot`].
 #[inline(always)]
@@ -242,14 +230,19 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
         set_slot(slot);
         return false;
     }
+    // The unread bytes follow the header (`Page` and `BufferPage` put them
+    // there); the last `dst.len()` of them are served.
+    let unread = slot.wrapping_add(1).cast::<u8>().cast_mut();
     let x = left - dst.len();
-    // SAFETY: `left >= 1`, so `slot` is this thread's piece, not `CLOSED`;
-    // the mark, set before `left` was read, keeps handlers off its unread
-    // bytes; the gate is the piece whose `left` counts the bytes after its
-    // header, so `x..left` lies there (at most `BUFFER_BYTES`; a page's count
-    // is at most its short batch's), and `dst` is the caller's memory, which
-    // cannot overlap the slab (nothing hands it out).
-    let src = unsafe { core::slice::from_raw_parts_mut(unread(slot).add(x), left - x) };
+    let start = unread.wrapping_add(x);
+    // SAFETY: `left >= 1`, so `slot` is this thread's piece, not `CLOSED`,
+    // with its slab's provenance (stored from a piece pointer); the mark, set
+    // before `left` was read, keeps handlers off its unread bytes; the gate is
+    // the piece whose `left` counts the bytes after its header, so `x..left`
+    // lies there (at most `BUFFER_BYTES`; a page's count is at most its short
+    // batch's), and `dst` is the caller's memory, which cannot overlap the
+    // slab (nothing hands it out).
+    let src = unsafe { core::slice::from_raw_parts_mut(start, left - x) };
     crate::rngs::buffer::move_out(dst, src);
     // A handler here is served by the OS. In a child it forks, the store below
     // writes this call's stale `left` into the wiped page: only the re-check
