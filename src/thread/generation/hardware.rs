@@ -5,8 +5,9 @@
 /// zeroed) where there is none, it kept failing, or it fails [`plausible`].
 pub(crate) fn fill(out: &mut [u8; 32]) -> Option<&'static str> {
     let mut source = cpu_fill(out);
+    // `try_lock`: never blocks (a signal handler may reseed).
     #[cfg(ratchet_rng_inspect)]
-    if let Some(words) = injected() {
+    if let Some(words) = INJECTED.try_lock().ok().and_then(|words| *words) {
         for (chunk, word) in out.chunks_exact_mut(8).zip(words) {
             chunk.copy_from_slice(&word.to_le_bytes());
         }
@@ -47,12 +48,6 @@ fn plausible(out: &[u8; 32]) -> bool {
 /// Words that replace the CPU source's output, set by [`inject()`].
 #[cfg(ratchet_rng_inspect)]
 static INJECTED: std::sync::Mutex<Option<[u64; 4]>> = std::sync::Mutex::new(None);
-
-#[cfg(ratchet_rng_inspect)]
-fn injected() -> Option<[u64; 4]> {
-    // `try_lock`: never blocks (a signal handler may reseed).
-    INJECTED.try_lock().ok().and_then(|words| *words)
-}
 
 /// Makes the CPU source "return" `words` (`None`: its own output again).
 #[cfg(ratchet_rng_inspect)]
