@@ -482,11 +482,9 @@ fn create_page() -> Option<*mut Page> {
     Some(page)
 }
 
-/// A slot's two pieces: the page (several to a 4 KiB page) and the buffer.
+/// A slot's two pieces: the page (several to a 4 KiB page) and the buffer,
+/// each a multiple of 64 bytes (their `Header` is aligned to 64).
 fn stride() -> Stride {
-    const {
-        assert!(size_of::<Page>().is_multiple_of(64) && size_of::<BufferPage>().is_multiple_of(64));
-    };
     Stride {
         state: size_of::<Page>(),
         buffer: size_of::<BufferPage>(),
@@ -649,6 +647,14 @@ mod tests {
     #[test]
     fn eight_states_share_a_page() {
         assert!(size_of::<Page>() <= 512, "{} bytes", size_of::<Page>());
+    }
+
+    /// `pages.rs` lays the pieces out in whole cache lines (the seed
+    /// reserve's alignment relies on it): their `Header` is aligned to 64.
+    #[test]
+    fn pieces_are_whole_cache_lines() {
+        assert_eq!(size_of::<Page>() % 64, 0);
+        assert_eq!(size_of::<BufferPage>() % 64, 0);
     }
 
     #[test]
