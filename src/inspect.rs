@@ -241,7 +241,7 @@ pub fn protection() -> Option<&'static str> {
 #[cfg(all(feature = "thread_rng", unix))]
 #[must_use]
 pub fn fork_handler_registered() -> bool {
-    crate::thread::fork::handler_registered()
+    crate::thread::fork::atfork::registered()
 }
 
 /// Makes this thread's decision of the fork protection (if it makes one), and

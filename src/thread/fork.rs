@@ -6,7 +6,7 @@
 //! process.
 
 #[cfg(unix)]
-mod atfork;
+pub(crate) mod atfork;
 /// No `fork` here: no handler to register, and an epoch that never moves.
 #[cfg(not(unix))]
 mod atfork {
@@ -171,9 +171,6 @@ fn decide(on_child: fn(), wipes: bool) -> Protection {
         Protection::PidCheck
     }
 }
-
-#[cfg(all(ratchet_rng_inspect, unix))]
-pub(crate) use atfork::registered as handler_registered;
 
 /// Registers the `pthread_atfork` handler (hook `on_child`) if it is not yet:
 /// at every slow path but a first use, which it would slow (libc allocates).
