@@ -220,13 +220,7 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
     // inside this call; only its atomics are read, `left` under the mark.
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
-    // `max(1, dst.len()) <= left <= BUFFER_BYTES`, in one unsigned compare
-    // (`left` below the least wraps past the room) when the length is known.
-    let least = dst.len().max(1);
-    let fits = BUFFER_BYTES
-        .checked_sub(least)
-        .is_some_and(|room| left.wrapping_sub(least) <= room);
-    if !fits {
+    if !fits(dst.len(), left) {
         set_slot(slot);
         return false;
     }
@@ -262,6 +256,18 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
     inject!(TakeAfterLive);
     set_slot(slot);
     true
+}
+
+/// Whether `left` unread bytes serve a request of `len`: `max(1, len) <= left
+/// <= BUFFER_BYTES` (nothing is served from an empty buffer, nor from a count
+/// no buffer holds), in one unsigned compare when `len` is a constant (a
+/// `left` below the least wraps past the room).
+#[inline(always)]
+fn fits(len: usize, left: usize) -> bool {
+    let least = len.max(1);
+    BUFFER_BYTES
+        .checked_sub(least)
+        .is_some_and(|room| left.wrapping_sub(least) <= room)
 }
 
 /// A fork or a new generation during a fast-path call: closes the fast path
@@ -649,8 +655,8 @@ mod tests {
         assert!(size_of::<Page>() <= 512, "{} bytes", size_of::<Page>());
     }
 
-    /// `pages.rs` lays the pieces out in whole cache lines (the seed
-    /// reserve's alignment relies on it): their `Header` is aligned to 64.
+    /// `pages.rs` places slot `i`'s pieces `i` strides into the slab: whole
+    /// cache lines keep every `Header` aligned (it is aligned to 64).
     #[test]
     fn pieces_are_whole_cache_lines() {
         assert_eq!(size_of::<Page>() % 64, 0);
@@ -660,5 +666,16 @@ mod tests {
     #[test]
     fn closed_gate_never_takes_the_fast_path() {
         assert_eq!(CLOSED.left.load(Ordering::Relaxed), 0);
+        assert!(!fits(1, 0) && !fits(8, 0) && !fits(0, 0));
+    }
+
+    #[test]
+    fn fits_accepts_exactly_the_held_bytes() {
+        assert!(fits(8, 8) && fits(0, 1) && fits(1, BUFFER_BYTES));
+        assert!(fits(BUFFER_BYTES, BUFFER_BYTES) && fits(4, BUFFER_BYTES));
+        assert!(!fits(8, 7) && !fits(BUFFER_BYTES + 1, BUFFER_BYTES));
+        assert!(!fits(1, BUFFER_BYTES + 1) && !fits(0, BUFFER_BYTES + 1));
+        assert!(!fits(8, usize::MAX) && !fits(usize::MAX, usize::MAX));
+        assert!(!fits(usize::MAX, 3));
     }
 }
