@@ -2,13 +2,14 @@
 //! no-dump advice this crate uses; the `pthread_atfork` epoch checks forks.
 //! Systems without `fork` (Windows, WASI) need none.
 //!
-//! Under Miri (any unix target), which has neither `madvise` nor `minherit`
+//! Under Miri on a unix target, which has neither `madvise` nor `minherit`
 //! and cannot fork, every advice is accepted instead, as by Linux, so that
 //! `storage.rs` runs its production path ([`Wipe`](super::Protection::Wipe))
 //! on real mappings (`pages.rs`): no child can exist there to see the pages.
 
-/// Whether this system has a wipe-on-fork mechanism at all (Miri: as Linux).
-pub(crate) const HAS_WIPE: bool = cfg!(miri);
+/// Whether this system has a wipe-on-fork mechanism at all (Miri on unix: as
+/// Linux).
+pub(crate) const HAS_WIPE: bool = cfg!(all(miri, unix));
 
 /// No wipe-on-fork advice here: false (Miri: accepted).
 ///
