@@ -48,7 +48,7 @@ fn next_array<const K: usize>() -> [u8; K] {
     }
 }
 
-/// [`next_array`]'s slow path, out of line (see [`fill_impl`]).
+/// [`next_array`]'s slow path, out of line (see [`fill_slow_or_panic`]).
 #[cold]
 #[inline(never)]
 fn next_array_slow<const K: usize>() -> [u8; K] {
@@ -57,18 +57,9 @@ fn next_array_slow<const K: usize>() -> [u8; K] {
     bytes
 }
 
-/// Fills `dst`: from the buffer on the fast path, else through
-/// [`storage::fill_slow`]. The slow path and its panic live in
-/// [`fill_slow_or_panic`], out of line, so that the fast path inlined at the
-/// caller needs no saved registers.
-#[inline]
-fn fill_impl(dst: &mut [u8]) {
-    if !storage::take(dst) {
-        fill_slow_or_panic(dst);
-    }
-}
-
-/// The slow path of the infallible entry points, and their panic.
+/// The slow path of the infallible entry points, and their panic: out of
+/// line, so that the fast path (`storage::take`) inlined at the caller needs
+/// no saved registers.
 #[cold]
 #[inline(never)]
 fn fill_slow_or_panic(dst: &mut [u8]) {
@@ -243,7 +234,7 @@ impl TryRng for ThreadRng {
 
     #[inline]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        fill_impl(dst);
+        fill(dst);
         Ok(())
     }
 }
@@ -344,7 +335,9 @@ pub fn thread_rng() -> ThreadRng {
 /// [`ThreadRng`]); [`try_fill`] returns the error instead.
 #[inline]
 pub fn fill(dst: &mut [u8]) {
-    fill_impl(dst);
+    if !storage::take(dst) {
+        fill_slow_or_panic(dst);
+    }
 }
 
 /// Fills `dst` from this thread's generator, or returns the operating system's

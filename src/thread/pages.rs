@@ -226,7 +226,7 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
         _ => false,
     };
     // SAFETY: the first slab's reserve: in its mapping, never unmapped, and
-    // aligned (the pieces before it are multiples of 64 bytes). Shared
+    // aligned (at the slab's start, slot 0's state). Shared
     // references to its atomics; its seeds only under `busy`.
     let Some((busy, live, left)) = (believed && !reserve.is_null())
         .then(|| unsafe { (&(*reserve).busy, &(*reserve).live, &(*reserve).left) })
