@@ -494,9 +494,9 @@ pub(crate) fn clone_material(out: &mut [u8; MATERIAL_BYTES]) -> usize {
 pub(crate) mod inspect {
     use super::*;
 
-    /// The path (and whether a file may stand there) from [`probe_at`],
-    /// leaked so that a probe (maybe in a forked child) allocates nothing.
-    static PROBE_TARGET: std::sync::Mutex<Option<(&'static core::ffi::CStr, bool)>> =
+    /// The path (and what may stand there) from [`probe_at`], leaked so
+    /// that a probe (maybe in a forked child) allocates nothing.
+    static PROBE_TARGET: std::sync::Mutex<Option<(&'static core::ffi::CStr, Accept)>> =
         std::sync::Mutex::new(None);
 
     /// Set by [`without_droppable`].
@@ -504,19 +504,9 @@ pub(crate) mod inspect {
 
     /// Where [`probe_at`] points the probe, if it was called.
     pub(super) fn probe_target() -> Option<(&'static core::ffi::CStr, Accept)> {
-        let target = *PROBE_TARGET
+        *PROBE_TARGET
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        target.map(|(path, file)| {
-            (
-                path,
-                if file {
-                    Accept::DeviceOrFile
-                } else {
-                    Accept::Device
-                },
-            )
-        })
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Watches the VMClock page in the file at `path` as a probe would, and
@@ -533,10 +523,15 @@ pub(crate) mod inspect {
     /// Unwatches any page; the next slow path probes `path` (a regular file
     /// too with `file`) with a fresh retry budget.
     pub(crate) fn probe_at(path: std::ffi::CString, file: bool) {
+        let accept = if file {
+            Accept::DeviceOrFile
+        } else {
+            Accept::Device
+        };
         *PROBE_TARGET
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((std::boxed::Box::leak(path.into_boxed_c_str()), file));
+            Some((std::boxed::Box::leak(path.into_boxed_c_str()), accept));
         WATCH
             .vm_word
             .store((&raw const NO_DEVICE).cast_mut(), Ordering::Relaxed);
@@ -550,10 +545,10 @@ pub(crate) mod inspect {
     /// Zeroes the droppable page as a CRIU restore does; false if none is
     /// watched.
     pub(crate) fn drop_restore_page() -> bool {
-        let word = DROPPABLE.load(Ordering::Relaxed);
-        if word.is_null() || !core::ptr::eq(WATCH.vm_word.load(Ordering::Relaxed), word) {
+        if !restore_word_watched() {
             return false;
         }
+        let word = DROPPABLE.load(Ordering::Relaxed);
         let len = crate::thread::pages::page_bytes();
         // SAFETY: `word` starts the droppable mapping, `len` bytes; the page
         // then reads as zeros, as after the kernel's own drop.

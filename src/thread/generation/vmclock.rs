@@ -232,10 +232,15 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
     })
 }
 
+/// This thread's `errno`.
+fn errno() -> libc::c_int {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
 impl Refusal {
     /// The refusal an `open` that just failed means (this thread's `errno`).
     fn after_open() -> Self {
-        match std::io::Error::last_os_error().raw_os_error().unwrap_or(0) {
+        match errno() {
             libc::ENOENT | libc::ENODEV | libc::ENXIO | libc::ENOTDIR => Self::Absent,
             libc::EACCES | libc::EPERM => Self::PermissionDenied,
             libc::ELOOP => Self::NotCharDevice,
@@ -245,7 +250,7 @@ impl Refusal {
 
     /// The refusal an `mmap` that just failed means (this thread's `errno`).
     fn after_map() -> Self {
-        match std::io::Error::last_os_error().raw_os_error().unwrap_or(0) {
+        match errno() {
             libc::ENOMEM | libc::EAGAIN | libc::EINTR => Self::CannotOpen,
             _ => Self::CannotMap,
         }
