@@ -1,0 +1,839 @@
+//! The steps that carry logic: what they run and what their output must show.
+//! Each returns a `Run` for the table (steps.rs) or is one.
+
+use crate::{Ctx, Run};
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The CPU's flags, read once: the backends a run must exercise come from them.
+pub struct Cpu {
+    pub model: String,
+    flags: HashSet<String>,
+}
+
+/// Backend name -> the CPU flags it needs (as src/backend.rs probes them).
+const NEEDS: &[(&str, &[&str])] = &[
+    ("x86_avx2", &["avx2"]),
+    ("x86_avx512", &["avx512f", "avx512vl"]),
+    ("x86_aesni", &["aes"]),
+    ("x86_vaes256", &["aes", "avx2", "vaes"]),
+    ("x86_vaes512", &["aes", "avx512f", "vaes"]),
+];
+
+impl Cpu {
+    pub fn read() -> Cpu {
+        let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let field =
+            |k: &str| info.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_once(':')).map_or("", |(_, v)| v.trim()).to_string();
+        Cpu { model: field("model name"), flags: field("flags").split_whitespace().map(String::from).collect() }
+    }
+    pub fn has(&self, flags: &[&str]) -> bool {
+        flags.iter().all(|f| self.flags.contains(*f))
+    }
+    /// The comma-separated subset of `names` (x86 backends) this CPU has.
+    pub fn expect(&self, names: &[&str]) -> String {
+        let has = |n: &&&str| NEEDS.iter().any(|(b, f)| b == *n && self.has(f));
+        names.iter().filter(has).copied().collect::<Vec<_>>().join(",")
+    }
+    pub fn auto(&self) -> String {
+        self.expect(&NEEDS.iter().map(|(n, _)| *n).collect::<Vec<_>>())
+    }
+    /// The CPU random source a reseed after a new generation must mix in
+    /// (src/thread/generation/hardware.rs): RDSEED, else RDRAND.
+    pub fn random(&self) -> &'static str {
+        if self.has(&["rdseed"]) {
+            "RDSEED"
+        } else if self.has(&["rdrand"]) {
+            "RDRAND"
+        } else {
+            "none"
+        }
+    }
+}
+
+/// The environment every step starts from: the cross linkers and runners, the
+/// Wine prefix, the CPU random source the tests expect, the compiler cache.
+pub fn common_env(root: &Path, cpu: &Cpu) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("CARGO_TERM_COLOR", "never"),
+        ("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", "aarch64-linux-gnu-gcc"),
+        ("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "qemu-aarch64 -L /usr/aarch64-linux-gnu"),
+        ("CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER", "s390x-linux-gnu-gcc"),
+        ("CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER", "qemu-s390x -L /usr/s390x-linux-gnu"),
+        ("CARGO_TARGET_I686_UNKNOWN_LINUX_GNU_LINKER", "i686-linux-gnu-gcc"),
+        ("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", "x86_64-w64-mingw32-gcc"),
+        ("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", WINE),
+        ("WINEDEBUG", "-all"),
+        ("RATCHET_RNG_EXPECT_CPU_RANDOM", cpu.random()),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    env.push(("WINEPREFIX".into(), root.join("target/windows/wine").display().to_string()));
+    if sccache().is_some() {
+        env.push(("RUSTC_WRAPPER".into(), "sccache".into()));
+        env.push(("SCCACHE_CACHE_SIZE".into(), "30G".into()));
+    }
+    env
+}
+
+/// Debian's wine64 package puts its loader here (its /usr/bin/wine asks for wine32).
+pub const WINE: &str = "/usr/lib/wine/wine64";
+
+/// The compiler cache's version, if it is on PATH.
+pub fn sccache() -> Option<String> {
+    let out = std::process::Command::new("sccache").arg("--version").output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+pub fn header(cpu: &Cpu) -> String {
+    let cache = sccache().map_or("none (sccache is not on PATH: every build is from scratch)".into(), |v| {
+        format!("{v}, in ~/.cache/sccache (outside the checkout, kept between runs)")
+    });
+    format!(
+        "cargo xtask ci on {} ({} cores)\ncompiler cache: {cache}",
+        cpu.model,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    )
+}
+
+pub fn fail<T>(why: impl Into<String>) -> Result<T, String> {
+    Err(why.into())
+}
+
+/// `argv` (split on spaces) must succeed.
+pub fn cmd(argv: &str) -> Run {
+    let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
+    Box::new(move |cx| cx.cmd(&argv).ok().map(drop))
+}
+
+/// Says why the step cannot run here.
+pub fn skipped(why: &'static str) -> Run {
+    Box::new(move |cx| {
+        cx.skip(why);
+        Ok(())
+    })
+}
+
+/// A bash script (pipes, redirections) that must succeed.
+pub fn sh(script: &str) -> Run {
+    let script = format!("set -euo pipefail\n{script}");
+    Box::new(move |cx| cx.cmd(&["bash", "-c", &script]).ok().map(drop))
+}
+
+/// `argv` must succeed and its output hold a line matching `pass` (a runner that
+/// ran nothing would also exit 0).
+pub fn cmd_then(argv: &str, pass: &'static str) -> Run {
+    let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
+    Box::new(move |cx| {
+        let out = cx.cmd(&argv).ok()?;
+        if out.lines().any(|l| line_matches(pass, l)) { Ok(()) } else { fail(format!("no line `{pass}` in the output")) }
+    })
+}
+
+/// `*` matches any run of characters, `#` one or more digits, the rest literally.
+pub fn line_matches(pattern: &str, line: &str) -> bool {
+    fn go(p: &[u8], l: &[u8]) -> bool {
+        match p.first() {
+            None => l.is_empty(),
+            Some(b'*') => (0..=l.len()).any(|i| go(&p[1..], &l[i..])),
+            Some(b'#') => {
+                let n = l.iter().take_while(|c| c.is_ascii_digit()).count();
+                (1..=n).any(|i| go(&p[1..], &l[i..]))
+            }
+            Some(c) => l.first() == Some(c) && go(&p[1..], &l[1..]),
+        }
+    }
+    go(pattern.as_bytes(), line.as_bytes())
+}
+
+// ---- the README's commands, the backends -------------------------------------------------
+
+pub fn report_backends(cx: &Ctx) -> Result<(), String> {
+    cx.say(&format!("model name: {}", cx.cpu.model));
+    for (name, flags) in NEEDS {
+        let f = flags.join(" ");
+        if cx.cpu.has(flags) {
+            cx.say(&format!("expected:           {name} (CPU flags: {f})"));
+        } else {
+            cx.say(&format!("not available here: {name} (needs CPU flags: {f}; covered only where the CPU has them)"));
+        }
+    }
+    cx.say("aarch64 backends (aarch64_sha3, aarch64_neon, aarch64_aes): under qemu-aarch64");
+    cx.say(&format!("CPU random source expected: {} (RNDR under qemu-aarch64)", cx.cpu.random()));
+    Ok(())
+}
+
+fn readme_gives(cx: &Ctx, command: &str) -> Result<String, String> {
+    let readme = fs::read_to_string(cx.root.join("README.md")).map_err(|e| e.to_string())?;
+    if !readme.lines().any(|l| l == command) {
+        return fail(format!("README.md no longer gives `{command}`"));
+    }
+    Ok(readme)
+}
+
+/// The README's test command, verbatim, and the number of ignored tests it states.
+pub fn readme_test(cx: &Ctx) -> Result<(), String> {
+    let readme = readme_gives(cx, "cargo test --all-features")?;
+    let out = cx.cmd(&["cargo", "test", "--all-features"]).ok()?;
+    let ignored: usize = out
+        .lines()
+        .filter(|l| l.starts_with("test result:"))
+        .filter_map(|l| l.split("; ").find(|f| f.ends_with(" ignored")).and_then(|f| f.split(' ').next()?.parse::<usize>().ok()))
+        .sum();
+    if !readme.contains(&format!("reports {ignored} tests ignored")) {
+        return fail(format!("the suite reports {ignored} tests ignored; README.md gives another number"));
+    }
+    cx.say(&format!("{ignored} tests ignored, as README.md says"));
+    Ok(())
+}
+
+/// The README's demo: at most 12 crates (it must stay quick cold), then run.
+pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
+    readme_gives(cx, "cargo run --release -p quickstart")?;
+    let tree = cx.cmd(&["cargo", "tree", "-p", "quickstart", "-e", "normal,build", "--prefix", "none"]).ok()?;
+    let crates: HashSet<&str> =
+        tree.lines().filter(|l| l.split(' ').nth(1).is_some_and(|v| line_matches("v#*", v))).map(|l| l.trim_end_matches(" (*)")).collect();
+    cx.say(&format!("the demo builds {} crates", crates.len()));
+    if crates.len() > 12 {
+        return fail(format!("the demo builds {} crates (more than 12): it must stay quick cold", crates.len()));
+    }
+    cx.cmd(&["cargo", "run", "--release", "-p", "quickstart"]).ok().map(drop)
+}
+
+// ---- suites whose skips are counted ----------------------------------------------------
+
+/// `cargo test ARGS -- --nocapture` with env; then exactly `skips` SKIPPED notices
+/// and exactly the test targets `empty` ran no test.
+pub fn counted(env: &'static [(&'static str, &'static str)], args: &'static str, skips: usize, empty: &'static str) -> Run {
+    Box::new(move |cx| {
+        let mut argv = vec!["cargo", "test"];
+        argv.extend(args.split_whitespace());
+        argv.extend(["--", "--nocapture"]);
+        let sub = cx.cmd(&argv).envs(env);
+        let (rc, out) = sub.out()?;
+        let got = out.matches("SKIPPED").count();
+        let (mut target, mut got_empty) = ("", vec![]);
+        for l in out.lines() {
+            if let Some(r) = l.trim_start().strip_prefix("Running ") {
+                target = r.strip_prefix("unittests ").unwrap_or(r).split(" (").next().unwrap_or("");
+            } else if l == "running 0 tests" {
+                got_empty.push(target);
+            }
+        }
+        got_empty.sort();
+        let mut want: Vec<&str> = empty.split_whitespace().collect();
+        want.sort();
+        cx.say("---- what did not run ----");
+        out.lines().filter(|l| l.contains("SKIPPED")).for_each(|l| cx.say(l));
+        if rc != 0 {
+            return fail(format!("the suite failed (exit {rc})"));
+        }
+        if got != skips {
+            return fail(format!("{got} SKIPPED notices, expected {skips}: a test newly skips or newly runs here"));
+        }
+        if got_empty != want {
+            return fail(format!("test targets that ran no test: {got_empty:?}, expected {want:?}"));
+        }
+        cx.say(&format!("{got} SKIPPED notices and the test targets that ran nothing ({want:?}), as expected"));
+        Ok(())
+    })
+}
+
+// ---- mutants ---------------------------------------------------------------------------
+
+/// A patch of .ci/mutants planted in the lane's own tree (never the checkout),
+/// taken out again when dropped.
+pub struct Planted<'a> {
+    cx: &'a Ctx,
+    pub tree: PathBuf,
+    patch: PathBuf,
+}
+
+impl<'a> Planted<'a> {
+    pub fn new(cx: &'a Ctx, patch: &str) -> Result<Planted<'a>, String> {
+        let tree = cx.tree()?;
+        let patch = cx.root.join(".ci/mutants").join(patch);
+        let p = patch.display().to_string();
+        cx.cmd(&["git", "apply", &p]).dir(&tree).ok().map_err(|e| format!("{e}: {p} no longer applies"))?;
+        Ok(Planted { cx, tree, patch })
+    }
+}
+
+impl Drop for Planted<'_> {
+    fn drop(&mut self) {
+        let p = self.patch.display().to_string();
+        if self.cx.cmd(&["git", "apply", "-R", &p]).dir(&self.tree).ok().is_err() {
+            self.cx.forget_tree(); // the next step copies the checkout afresh
+        }
+    }
+}
+
+/// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST:
+/// "test TEST ... FAILED", not a build error, an abort or a hang.
+pub fn mutant(patch: &'static str, test: &'static str, env: &'static [(&'static str, &'static str)], argv: String) -> Run {
+    Box::new(move |cx| {
+        let planted = Planted::new(cx, patch)?;
+        let sub = cx.cmd(&argv.split_whitespace().collect::<Vec<_>>()).dir(&planted.tree).envs(env);
+        let result = sub.out();
+        drop(planted);
+        let (rc, out) = result.map_err(|e| format!("with {patch} planted: {e}; a hang is no verdict"))?;
+        if rc == 0 {
+            return fail(format!("with {patch} planted, the tests passed: {test} cannot catch the bug it guards"));
+        }
+        if !out.contains(&format!("test {test} ... FAILED")) {
+            return fail(format!("with {patch} planted, {test} did not fail (a build error or an abort?)"));
+        }
+        cx.say(&format!("mutant {patch}: {test} fails, as it must"));
+        Ok(())
+    })
+}
+
+/// With PATCH planted, `argv` must exit `code` and its output hold every line of `want`.
+pub fn mutant_caught(
+    patch: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    argv: &'static str,
+    code: i32,
+    want: &'static [&'static str],
+) -> Run {
+    Box::new(move |cx| {
+        let planted = Planted::new(cx, patch)?;
+        let sub = cx.cmd(&argv.split_whitespace().collect::<Vec<_>>()).dir(&planted.tree).envs(env);
+        let result = sub.out();
+        drop(planted);
+        let (rc, out) = result?;
+        expect_output(&out, rc, code, want).map_err(|e| format!("with {patch} planted: {e}"))?;
+        cx.say(&format!("mutant {patch}: caught (exit {rc}), as it must"));
+        Ok(())
+    })
+}
+
+/// The output holds each of `want` (a line pattern, see `line_matches`) and the exit
+/// is `code` (any failure: `FAILS`).
+pub fn expect_output(out: &str, rc: i32, code: i32, want: &[&str]) -> Result<(), String> {
+    for w in want {
+        if !out.lines().any(|l| line_matches(w, l)) {
+            return fail(format!("no line `{w}` in the output (exit {rc})"));
+        }
+    }
+    match code {
+        FAILS if rc != 0 => Ok(()),
+        FAILS => fail("exit 0, where it must fail"),
+        _ if rc == code => Ok(()),
+        _ => fail(format!("exit {rc}, not {code}")),
+    }
+}
+
+/// For `expect_output`: any non-zero exit.
+pub const FAILS: i32 = i32::MIN;
+
+pub fn mutants_apply(cx: &Ctx) -> Result<(), String> {
+    let mut n = 0;
+    let mut names: Vec<_> = fs::read_dir(cx.root.join(".ci/mutants")).map_err(|e| e.to_string())?.flatten().map(|e| e.path()).collect();
+    names.sort();
+    for p in names.iter().filter(|p| p.extension().is_some_and(|e| e == "patch")) {
+        let p = p.display().to_string();
+        cx.cmd(&["git", "apply", "--check", &p])
+            .ok()
+            .map_err(|e| format!("{e}: update {p} to the code it changes (its header says how)"))?;
+        n += 1;
+    }
+    cx.say(&format!("all {n} patches in .ci/mutants apply"));
+    Ok(())
+}
+
+// ---- backend selection at compile time ------------------------------------------------------
+
+/// The library's unit tests built with `-C target-feature=FEATURES` given to this crate
+/// alone (`cargo rustc`: the suite's dependencies are reused), run under `runner`
+/// (natively if empty); the compile-time selection test must have run and passed.
+pub fn static_selection(features: String, target: &'static [&'static str], runner: &'static [&'static str]) -> Run {
+    Box::new(move |cx| {
+        if features.is_empty() {
+            return skipped("this CPU has none of avx2, aes, vaes")(cx);
+        }
+        let mut argv = vec!["cargo", "rustc", "--profile", "test", "--lib", "--all-features"];
+        argv.extend(target);
+        argv.extend(["--message-format=json-render-diagnostics", "--", "-C"]);
+        let tf = format!("target-feature={features}");
+        argv.push(&tf);
+        let out = cx.cmd(&argv).ok()?;
+        let exe = out
+            .lines()
+            .filter(|l| l.starts_with("{\"reason\":\"compiler-artifact\""))
+            .filter_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next())
+            .next_back()
+            .ok_or("cargo rustc reported no test executable")?
+            .to_string();
+        let mut run: Vec<&str> = runner.to_vec();
+        run.extend([exe.as_str(), "backend::"]);
+        let out = cx.cmd(&run).ok()?;
+        let pass = "test backend::tests::compile_time_target_features_select_their_backend ... ok";
+        if !out.lines().any(|l| l == pass) {
+            return fail(format!("the compile-time selection test did not run and pass with -C target-feature={features}"));
+        }
+        Ok(())
+    })
+}
+
+// ---- Windows -----------------------------------------------------------------------------
+
+/// The Wine prefix, made once; Wine 8 lacks bcryptprimitives.dll (ProcessPrng), which
+/// .ci/wine/bcryptprimitives.c provides in the prefix only.
+pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
+    let prefix = cx.target.join("wine");
+    fs::create_dir_all(&cx.target).map_err(|e| e.to_string())?; // wine wants the prefix's parent
+    if !prefix.join("drive_c/windows/system32").is_dir() {
+        cx.cmd(&[WINE, "wineboot", "--init"]).ok()?;
+        cx.cmd(&["/usr/lib/wine/wineserver", "-w"]).ok()?;
+    }
+    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
+    if !dll.exists() {
+        let dll = dll.display().to_string();
+        let argv = ["x86_64-w64-mingw32-gcc", "-shared", "-O2", "-Wall", "-Werror", "-o", &dll, ".ci/wine/bcryptprimitives.c", "-lbcrypt"];
+        cx.cmd(&argv).ok()?;
+    }
+    let v = cx.cmd(&[WINE, "--version"]).ok()?;
+    cx.say(&format!("Wine prefix {} ready ({})", prefix.display(), v.trim()));
+    Ok(())
+}
+
+pub fn bogus_rejected(cx: &Ctx) -> Result<(), String> {
+    let (rc, _) = cx.cmd(&["cargo", "check", "-q"]).env("RATCHET_RNG_BACKEND", "bogus").out()?;
+    if rc == 0 { fail("build.rs accepted RATCHET_RNG_BACKEND=bogus") } else { Ok(()) }
+}
+
+// ---- firmware --------------------------------------------------------------------------
+
+const M4: &str = "thumbv7em-none-eabihf";
+
+/// The firmware binary of `target` under its QEMU, with `arg` (e.g. corrupt=LABEL) on
+/// the program's command line; its exit code and output.
+fn firmware_qemu(cx: &Ctx, target_dir: &Path, target: &str, arg: &str) -> Result<(i32, String), String> {
+    let elf = target_dir.join(target).join("release/firmware");
+    let (machine, semi) = if target == M4 {
+        ("qemu-system-arm -M mps2-an386 -cpu cortex-m4", String::new())
+    } else {
+        (
+            "qemu-system-riscv32 -M virt -cpu rv32 -bios none",
+            if arg.is_empty() { ",arg=firmware".into() } else { format!(",arg=firmware,arg={arg}") },
+        )
+    };
+    let line = format!("timeout 120 {machine} -nographic -monitor none -serial none -semihosting-config enable=on,target=native{semi}");
+    let mut argv: Vec<String> = line.split(' ').map(String::from).chain(["-kernel".into(), elf.display().to_string()]).collect();
+    if target == M4 && !arg.is_empty() {
+        argv.extend(["-append".into(), arg.to_string()]);
+    }
+    cx.cmd(&argv).out()
+}
+
+fn firmware_build(cx: &Ctx, tree: &Path, target: &str, opt3: bool) -> Result<(), String> {
+    let manifest = tree.join(".ci/firmware/Cargo.toml").display().to_string();
+    let mut sub =
+        cx.cmd(&["cargo", "build", "--locked", "--release", "--manifest-path", &manifest, "--target", target, "--bin", "firmware"]);
+    if opt3 {
+        sub = sub.env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3");
+    }
+    sub.ok().map(drop)
+}
+
+/// .ci/firmware's known answers on `target` under QEMU: exit 0, at least 200 checks.
+pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
+    Box::new(move |cx| {
+        firmware_build(cx, &cx.root, target, opt3)?;
+        let (rc, out) = firmware_qemu(cx, &cx.target, target, "")?;
+        if rc != 0 {
+            return fail(format!("the {target} firmware exited {rc} under QEMU (124: timed out)"));
+        }
+        let n: usize = out
+            .lines()
+            .find_map(|l| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse().ok())
+            .ok_or("no 'all N checks passed' line")?;
+        if n < 200 {
+            return fail(format!("the firmware ran {n} checks, fewer than 200 (vectors went missing?)"));
+        }
+        if out.lines().any(|l| l.starts_with("FAIL")) { fail("a FAIL line, yet exit 0") } else { Ok(()) }
+    })
+}
+
+/// The same binary with one expected byte flipped must fail that check, and only it.
+pub fn firmware_negative(target: &'static str) -> Run {
+    Box::new(move |cx| {
+        let label = "golden:chacha20/iota";
+        let (rc, out) = firmware_qemu(cx, &cx.target, target, &format!("corrupt={label}"))?;
+        let want = [&*format!("FAIL {label} *byte 4095 *corrupted on purpose*"), "1 of # checks FAILED"];
+        expect_output(&out, rc, 1, &want).map_err(|e| format!("negative control: {e}"))
+    })
+}
+
+/// With the 32-bit AES kernel's stack scrub taken out, the Cortex-M4F firmware's
+/// stack-residue check must fail, and only it.
+pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
+    let planted = Planted::new(cx, "fixslice32-stack-unscrubbed.patch")?;
+    let result = firmware_build(cx, &planted.tree, M4, false).and_then(|()| firmware_qemu(cx, &cx.target, M4, ""));
+    drop(planted);
+    let (rc, out) = result?;
+    firmware_build(cx, &cx.root, M4, false)?; // leave the real firmware built
+    expect_output(&out, rc, 1, &["FAIL stack-residue aes_ctr_pool*", "1 of # checks FAILED"])
+}
+
+/// A firmware template as a user takes it: its tracked files copied out of the
+/// checkout, the path dependency pointed back, then exactly `cargo build --release`
+/// and `cargo run --release`: the lines docs/NO_STD.md shows, exit 0, the ELF's
+/// sections present, the committed Cargo.lock unchanged.
+pub fn firmware_template(dir: &'static str, elf: &'static str, sections: &'static [&'static str]) -> Run {
+    Box::new(move |cx| {
+        let guide = fs::read_to_string(cx.root.join("docs/NO_STD.md")).map_err(|e| e.to_string())?;
+        let want = doc_block(&guide, "<!-- output: examples/firmware -->").ok_or("docs/NO_STD.md shows no output of the template")?;
+        // Outside the checkout, as a user has it (inside, cargo would find our workspace).
+        let out = std::env::temp_dir().join(format!("ratchet-rng-{}-{}", std::process::id(), dir.rsplit('/').next().unwrap()));
+        let _ = fs::remove_dir_all(&out);
+        for f in cx.cmd(&["git", "ls-files", dir]).ok()?.lines() {
+            let to = out.join(f.strip_prefix(dir).unwrap().trim_start_matches('/'));
+            fs::create_dir_all(to.parent().unwrap()).map_err(|e| e.to_string())?;
+            fs::copy(cx.root.join(f), &to).map_err(|e| e.to_string())?;
+        }
+        let manifest = out.join("Cargo.toml");
+        let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+        let pointed = text.replace("path = \"../..\"", &format!("path = \"{}\"", cx.root.display()));
+        if pointed == text {
+            return fail("no ratchet-rng path dependency to rewrite");
+        }
+        fs::write(&manifest, pointed).map_err(|e| e.to_string())?;
+        let user = |argv: &[&str]| cx.cmd(argv).dir(&out).unset("CARGO_TARGET_DIR").unset("CARGO_BUILD_TARGET");
+        user(&["cargo", "build", "--release"]).ok()?;
+        let size = cx.cmd(&["size", "-A", &out.join("target").join(elf).display().to_string()]).ok()?;
+        if !sections.iter().all(|s| size.lines().any(|l| l.starts_with(&format!("{s} ")))) {
+            return fail(format!("the template's ELF lacks one of {sections:?}"));
+        }
+        // Its standard output alone: cargo's own lines go to the log.
+        let (rc, got) = user(&["timeout", "120", "cargo", "run", "--release"]).stdout_only().out()?;
+        if rc != 0 {
+            return fail(format!("the template exited {rc} under QEMU (124: timed out)"));
+        }
+        if got.trim_end() != want.trim_end() {
+            return fail("the template printed other lines than docs/NO_STD.md shows");
+        }
+        let lock = |p: &Path| fs::read(p.join("Cargo.lock")).unwrap_or_default();
+        if lock(&out) != lock(&cx.root.join(dir)) {
+            return fail("the template's Cargo.lock is not complete (cargo changed it)");
+        }
+        let _ = fs::remove_dir_all(&out);
+        Ok(())
+    })
+}
+
+/// The lines of the code block after the line `marker`.
+pub fn doc_block(text: &str, marker: &str) -> Option<String> {
+    let mut lines = text.lines().skip_while(|l| *l != marker).skip(1);
+    lines.find(|l| l.starts_with("```"))?;
+    Some(lines.take_while(|l| !l.starts_with("```")).map(|l| format!("{l}\n")).collect())
+}
+
+// ---- MSRV, minimal versions, packaging -------------------------------------------------------
+
+pub fn minimal_versions(cx: &Ctx) -> Result<(), String> {
+    let copy = cx.target.join("copy");
+    let _ = fs::remove_dir_all(&copy);
+    fs::create_dir_all(&copy).map_err(|e| e.to_string())?;
+    let c = copy.display().to_string();
+    cx.cmd(&["bash", "-c", &format!("tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C {c}")]).ok()?;
+    let _ = fs::remove_file(copy.join("Cargo.lock"));
+    cx.cmd(&["cargo", "+nightly", "update", "-Z", "direct-minimal-versions"]).dir(&copy).ok()?;
+    cx.cmd(&["cargo", "tree", "--locked", "--depth", "1", "-e", "normal", "--all-features"]).dir(&copy).ok()?;
+    for features in ["--all-features", "--no-default-features", "--no-default-features --target thumbv7em-none-eabihf"] {
+        let mut argv = vec!["cargo", "check", "--locked", "--lib"];
+        argv.extend(features.split(' '));
+        cx.cmd(&argv).dir(&copy).ok()?;
+    }
+    let _ = fs::remove_dir_all(&copy);
+    Ok(())
+}
+
+pub fn package(cx: &Ctx) -> Result<(), String> {
+    cx.cmd(&["cargo", "package", "--allow-dirty"]).ok()?;
+    let dir = cx.target.join("package");
+    let krate =
+        fs::read_dir(&dir).map_err(|e| e.to_string())?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "crate"));
+    let krate = krate.ok_or("cargo package wrote no .crate")?;
+    let unpacked = dir.join("unpacked");
+    let _ = fs::remove_dir_all(&unpacked);
+    fs::create_dir_all(&unpacked).map_err(|e| e.to_string())?;
+    cx.cmd(&["tar", "-xzf", &krate.display().to_string(), "-C", &unpacked.display().to_string()]).ok()?;
+    let inner = fs::read_dir(&unpacked).map_err(|e| e.to_string())?.flatten().next().ok_or("empty tarball")?.path();
+    cx.cmd(&["python3", "scripts/check-doc-links.py", "--package", &format!("{}/", inner.display())]).ok().map(drop)
+}
+
+// ---- fuzzing, valgrind, streams -------------------------------------------------------------
+
+/// Fuzz targets for 20 s each (at most 2M runs), side by side (libFuzzer runs on one core).
+pub fn fuzz(targets: &'static [&'static str]) -> Run {
+    Box::new(move |cx| {
+        let results: Vec<_> = std::thread::scope(|s| {
+            let hs: Vec<_> = targets
+                .iter()
+                .map(|t| {
+                    s.spawn(move || cx.cmd(&["cargo", "+nightly", "fuzz", "run", t, "--", "-max_total_time=20", "-runs=2000000"]).ok())
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let failed: Vec<_> = targets.iter().zip(&results).filter(|(_, r)| r.is_err()).map(|(t, _)| *t).collect();
+        if failed.is_empty() { Ok(()) } else { fail(format!("fuzzing failed in {failed:?} (inputs in fuzz/artifacts/)")) }
+    })
+}
+
+pub const VALGRIND: &str = "valgrind -q --tool=memcheck --error-exitcode=97 --exit-on-first-error=no --leak-check=no";
+
+pub fn ct_negative(env: &'static [(&'static str, &'static str)], release: bool) -> Run {
+    Box::new(move |cx| {
+        let mut argv = vec!["cargo", "test", "--all-features", "--test", "ct_valgrind"];
+        if release {
+            argv.push("--release");
+        }
+        argv.extend(["--", "--negative-control"]);
+        let sub = cx.cmd(&argv).env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", VALGRIND).envs(env);
+        let (rc, out) = sub.out()?;
+        // Both kinds of leak reported, and valgrind's error exit.
+        let mut want = vec!["*Use of uninitialised value of size*", "*Conditional jump or move depends on uninitialised value*"];
+        want.extend(if release { None } else { Some("*negative control: memcheck reported every leak*") });
+        expect_output(&out, rc, 97, &want).map_err(|e| format!("negative control: {e}"))
+    })
+}
+
+/// `stream GEN` writes a generator's raw output: its length, its bytes (the golden
+/// stream), exit 2 on a bad name, a quiet exit on a closed pipe.
+pub fn stream_example(cx: &Ctx) -> Result<(), String> {
+    cx.cmd(&["cargo", "build", "--release", "--example", "stream"]).ok()?;
+    let stream = cx.target.join("release/examples/stream").display().to_string();
+    let golden = fs::read_to_string(cx.root.join("tests/data/golden_streams.txt")).map_err(|e| e.to_string())?;
+    let want: String =
+        golden.lines().find_map(|l| l.strip_prefix("chacha8/zero: ")).ok_or("no chacha8/zero golden stream")?.chars().take(2000).collect();
+    let zero = "00".repeat(32);
+    let script = format!(
+        "[ \"$({stream} chacha8 --seed {zero} --bytes 1000 | wc -c)\" -eq 1000 ] || {{ echo 'not 1000 bytes'; exit 1; }}
+got=$({stream} chacha8 --seed {zero} --bytes 1000 | od -An -v -tx1 | tr -d ' \\n')
+[ \"$got\" = {want} ] || {{ echo 'stream chacha8 differs from the golden stream'; exit 1; }}
+rc=0; {stream} bogus 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || {{ echo \"stream bogus exited $rc, not 2\"; exit 1; }}
+err=$(mktemp); set +o pipefail; {stream} aes 2>$err | head -c 1M >/dev/null; rc=${{PIPESTATUS[0]}}
+[ $rc -eq 0 ] && [ ! -s $err ] || {{ echo \"stream aes | head -c 1M: exit $rc, stderr: $(cat $err)\"; exit 1; }}
+rm -f $err; echo 'stream: length, golden bytes, exit 2 on a bad name, quiet closed pipe'"
+    );
+    cx.cmd(&["bash", "-euc", &script]).ok().map(drop)
+}
+
+/// The stream example's SeedTree paths, and a non-UTF-8 argument (exit 2, no panic).
+pub fn stream_paths(cx: &Ctx) -> Result<(), String> {
+    cx.cmd(&["cargo", "build", "-q", "--example", "stream"]).ok()?;
+    let stream = cx.target.join("debug/examples/stream").display().to_string();
+    let vectors = fs::read_to_string(cx.root.join("tests/data/seed_tree_vectors.txt")).map_err(|e| e.to_string())?;
+    let want = vectors.lines().find_map(|l| l.strip_prefix("chacha8 \"7/label:east/0\": ")).ok_or("no SeedTree vector")?;
+    let key = hex(b"ratchet-rng seed tree vectors");
+    let script = format!(
+        "got=$({stream} chacha8 --key {key} --path 7/label:east/0 --bytes 64 | od -An -v -tx1 | tr -d ' \\n')
+[ \"$got\" = {want} ] || {{ echo \"stream --path: $got\"; exit 1; }}
+rc=0; {stream} aes --bytes $'1\\xff' 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || {{ echo \"a non-UTF-8 argument exited $rc, not 2\"; exit 1; }}"
+    );
+    cx.cmd(&["bash", "-euc", &script]).ok().map(drop)
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---- CRIU, MPI ---------------------------------------------------------------------------
+
+/// A process using rng() checkpointed and restored by a real CRIU (4.2 or later whose
+/// `criu check` passes), then with each droppable-word fix taken out, which must fail.
+pub fn criu(cx: &Ctx) -> Result<(), String> {
+    let version = cx.cmd(&["criu", "--version"]).ok().unwrap_or_default();
+    let version = version.lines().find_map(|l| l.strip_prefix("Version: ")).unwrap_or("").to_string();
+    let v: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
+    if v.len() < 2 || (v[0], v[1]) < (4, 2) || cx.cmd(&["criu", "check"]).ok().is_err() {
+        let v = if version.is_empty() { "none" } else { &version };
+        cx.skip(&format!("no CRIU 4.2 or later whose 'criu check' passes here (criu: {v}); see SECURITY.md"));
+        return Ok(());
+    }
+    let exe = cx.target.join("debug/examples/criu_restore").display().to_string();
+    cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok()?;
+    cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).ok()?;
+    for patch in ["process-restore-unwatched.patch", "process-restore-not-rearmed.patch"] {
+        let planted = Planted::new(cx, patch)?;
+        let built = cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).dir(&planted.tree).ok();
+        let result = built.and_then(|_| cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).out());
+        drop(planted);
+        let (rc, _) = result?;
+        if rc != 1 {
+            return fail(format!("with {patch} planted, scripts/criu-restore.sh exited {rc}, not 1"));
+        }
+    }
+    cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok().map(drop)
+}
+
+/// examples/mpi's `mpi-pi` line, byte for byte that of examples/parallel.rs for the
+/// same job, on 1, 2 and 4 ranks, reversed, with jitter, for three generators;
+/// another key, another digest. Then, seeded from the rank (a mutant), it must differ.
+pub fn mpi(cx: &Ctx) -> Result<(), String> {
+    let build = |tree: &Path| {
+        let m = tree.join("examples/mpi/Cargo.toml").display().to_string();
+        cx.cmd(&["cargo", "build", "--release", "--locked", "--manifest-path", &m]).ok()
+    };
+    build(&cx.root)?;
+    cx.cmd(&["cargo", "build", "--release", "--example", "parallel"]).ok()?;
+    cx.cmd(&["cargo", "test", "--release", "--locked", "--manifest-path", "examples/mpi/Cargo.toml"]).ok()?;
+    mpi_compare(cx)?;
+    let planted = Planted::new(cx, "mpi-rank-as-child.patch")?;
+    let result = build(&planted.tree).and_then(|_| mpi_compare(cx));
+    drop(planted);
+    build(&cx.root)?; // leave the real binary built
+    match result {
+        Err(e) if e.contains("differs from parallel.rs") => {
+            cx.say(&format!("mutant mpi-rank-as-child.patch: the comparison fails, as it must: {e}"));
+            Ok(())
+        }
+        Err(e) => fail(format!("with mpi-rank-as-child.patch planted, the MPI comparison failed otherwise: {e}")),
+        Ok(()) => fail("with mpi-rank-as-child.patch planted, the MPI comparison passed"),
+    }
+}
+
+fn mpi_compare(cx: &Ctx) -> Result<(), String> {
+    let key = hex(b"ratchet-rng mpi");
+    // The job's result line: examples/parallel.rs's (no ranks) or mpi-pi's on N ranks.
+    let line = |ranks: &str, args: String| -> Result<String, String> {
+        let (prefix, exe) = match ranks {
+            "" => ("", "release/examples/parallel"),
+            _ => ("timeout 60 mpirun --oversubscribe --mca btl self,vader --allow-run-as-root -n", "release/mpi-pi"),
+        };
+        let mut argv: Vec<String> = format!("{prefix} {ranks}").split_whitespace().map(String::from).collect();
+        argv.push(cx.target.join(exe).display().to_string());
+        argv.extend(format!("--tasks 256 --samples 50000 {args}").split_whitespace().map(String::from));
+        let out = cx.cmd(&argv).stdout_only().ok()?;
+        let l = out.lines().rev().find(|l| l.starts_with("tasks=")).ok_or(format!("`{}` printed no result line", argv.join(" ")))?;
+        let well_formed =
+            line_matches("tasks=256 samples=50000 hits=# digest=* pi=#.#", l) && l.split(' ').nth(3).map(str::len) == Some(39);
+        if well_formed { Ok(l.to_string()) } else { fail(format!("not a result line: '{l}'")) }
+    };
+    let chacha8: &[&str] = &["1", "2", "4", "4 --reverse", "4 --jitter"];
+    for (generator, ranks) in [("chacha8", chacha8), ("aes", &["4"]), ("turboshake", &["4"])] {
+        let want = line("", format!("--key {key} --gen {generator}"))?;
+        for r in ranks {
+            let (n, more) = r.split_once(' ').unwrap_or((r, ""));
+            let got = line(n, format!("--key {key} --gen {generator} {more}"))?;
+            if got != want {
+                return fail(format!("mpi-pi -n {r} --gen {generator} differs from parallel.rs: '{got}' != '{want}'"));
+            }
+        }
+    }
+    let (want, got) = (line("", format!("--key {key}"))?, line("2", format!("--key {key}00"))?);
+    if got.split(' ').nth(3) == want.split(' ').nth(3) {
+        return fail(format!("another key gave the same digest: '{got}'"));
+    }
+    cx.say("the same line on 1, 2 and 4 ranks, reversed, with jitter, as parallel.rs; another key, another digest");
+    Ok(())
+}
+
+// ---- Miri --------------------------------------------------------------------------------
+
+pub const MODELS: [(&str, &str); 2] = [("stacked borrows", ""), ("tree borrows", "-Zmiri-tree-borrows")];
+
+/// `cargo +nightly miri test --all-features` built once (`build`), then one run per
+/// aliasing model side by side, each a list of commands (model 0: `runs[0]`); their
+/// exit codes (the last failing one's) and outputs.
+pub fn miri_models(
+    cx: &Ctx,
+    dir: &Path,
+    env: &[(&str, &str)],
+    build: &[&str],
+    runs: [&[&[&str]]; 2],
+) -> Result<Vec<(i32, String)>, String> {
+    let miri = |args: &[&str], flags: &str| {
+        let mut argv = vec!["cargo", "+nightly", "miri", "test", "--all-features"];
+        argv.extend(args);
+        let cases = [("PROPTEST_CASES", "1"), ("RATCHET_RNG_PROPTEST_CASES", "1")];
+        cx.cmd(&argv).dir(dir).unset("RUSTC_WRAPPER").envs(&cases).env("MIRIFLAGS", format!("-Zmiri-disable-isolation {flags}")).envs(env)
+    };
+    let mut b = build.to_vec();
+    b.push("--no-run");
+    miri(&b, "").ok()?;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let miri = &miri;
+                s.spawn(move || {
+                    let (mut rc, mut all) = (0, String::new());
+                    for args in runs[i] {
+                        let (r, out) = miri(args, MODELS[i].1).out()?;
+                        rc = if r != 0 { r } else { rc };
+                        all.push_str(&out);
+                    }
+                    Ok((rc, all))
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Each model's run passed, every command's test binary reporting tests passed.
+pub fn miri(
+    env: &'static [(&'static str, &'static str)],
+    build: &'static [&'static str],
+    runs: [&'static [&'static [&'static str]]; 2],
+) -> Run {
+    Box::new(move |cx| {
+        let results = miri_models(cx, &cx.root, env, build, runs)?;
+        for (i, (rc, out)) in results.iter().enumerate() {
+            let binaries = runs[i].iter().map(|a| a.iter().filter(|w| **w == "--lib" || **w == "--test").count()).sum::<usize>();
+            let passed = out.lines().filter(|l| line_matches("test result: ok. # passed; 0 failed*", l)).count();
+            if *rc != 0 || passed != binaries {
+                return fail(format!("Miri failed under {} (exit {rc}; {passed} of {binaries} test binaries passed)", MODELS[i].0));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// With PATCH planted, Miri must report undefined behaviour under both models, in
+/// each of `wheres` (the `-->` line after the report) if any.
+pub fn miri_mutant(
+    patch: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    build: &'static [&'static str],
+    run: &'static [&'static str],
+    wheres: &'static [&'static str],
+) -> Run {
+    Box::new(move |cx| {
+        let planted = Planted::new(cx, patch)?;
+        let results = miri_models(cx, &planted.tree, env, build, [&[run], &[run]]);
+        drop(planted);
+        for (i, (rc, out)) in results?.iter().enumerate() {
+            let lines: Vec<&str> = out.lines().collect();
+            let found = |w: &str| {
+                lines
+                    .windows(2)
+                    .any(|p| p[0].contains("Undefined Behavior: pointer not dereferenceable") && p[1].contains(&format!("--> {w}")))
+            };
+            if *rc == 0 || !out.contains("Undefined Behavior") || !wheres.iter().all(|w| found(w)) {
+                return fail(format!("with {patch} planted, Miri ({}) reported no undefined behaviour where it must", MODELS[i].0));
+            }
+        }
+        cx.say(&format!("mutant {patch}: Miri reports it under both models, as it must"));
+        Ok(())
+    })
+}
+
+// ---- the runner's own doc --------------------------------------------------------------
+
+/// CONTRIBUTING.md's "How CI is laid out" holds `cargo xtask ci --list` verbatim.
+pub fn contributing_lists_the_steps(cx: &Ctx) -> Result<(), String> {
+    let doc = fs::read_to_string(cx.root.join("CONTRIBUTING.md")).map_err(|e| e.to_string())?;
+    let shown = doc_block(&doc, "<!-- cargo xtask ci --list -->").ok_or("CONTRIBUTING.md has no `cargo xtask ci --list` block")?;
+    if shown != crate::list(&crate::steps::table(&cx.root, cx.cpu)) {
+        return fail("CONTRIBUTING.md's step list differs from `cargo xtask ci --list`: paste the new list there");
+    }
+    Ok(())
+}
