@@ -42,19 +42,13 @@ impl Cpu {
     /// The CPU random source a reseed after a new generation must mix in
     /// (src/thread/generation/hardware.rs): RDSEED, else RDRAND.
     pub fn random(&self) -> &'static str {
-        if self.has(&["rdseed"]) {
-            "RDSEED"
-        } else if self.has(&["rdrand"]) {
-            "RDRAND"
-        } else {
-            "none"
-        }
+        [("rdseed", "RDSEED"), ("rdrand", "RDRAND")].iter().find(|(f, _)| self.has(&[f])).map_or("none", |(_, name)| name)
     }
 }
 
 /// The environment every step starts from: the cross linkers and runners, the
 /// Wine prefix, the CPU random source the tests expect, the compiler cache.
-pub fn common_env(root: &Path, cpu: &Cpu) -> Vec<(String, String)> {
+pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = [
         ("CARGO_TERM_COLOR", "never"),
         ("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", "aarch64-linux-gnu-gcc"),
@@ -71,8 +65,8 @@ pub fn common_env(root: &Path, cpu: &Cpu) -> Vec<(String, String)> {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     env.push(("WINEPREFIX".into(), root.join("target/windows/wine").display().to_string()));
-    if sccache().is_some() {
-        env.push(("RUSTC_WRAPPER".into(), "sccache".into()));
+    if let Some(wrapper) = wrapper {
+        env.push(("RUSTC_WRAPPER".into(), wrapper.display().to_string()));
         env.push(("SCCACHE_CACHE_SIZE".into(), "30G".into()));
     }
     env
@@ -211,8 +205,7 @@ pub fn counted(env: &'static [(&'static str, &'static str)], args: &'static str,
         let mut argv = vec!["cargo", "test"];
         argv.extend(args.split_whitespace());
         argv.extend(["--", "--nocapture"]);
-        let sub = cx.cmd(&argv).envs(env);
-        let (rc, out) = sub.out()?;
+        let (rc, out) = cx.cmd(&argv).envs(env).out()?;
         let got = out.matches("SKIPPED").count();
         let (mut target, mut got_empty) = ("", vec![]);
         for l in out.lines() {

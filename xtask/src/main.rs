@@ -309,6 +309,21 @@ fn slug(name: &str) -> String {
 }
 
 fn main() -> ExitCode {
+    // As every step's RUSTC_WRAPPER (a copy of this binary named sccache-wrapper):
+    // sccache, less the variables that configure cargo alone. sccache hashes every
+    // CARGO_* variable into its keys, and CARGO_TARGET_DIR differs per lane and per
+    // clone: with it, no lane, configuration or run would share a compiled crate.
+    if std::env::current_exe().is_ok_and(|p| p.ends_with("sccache-wrapper")) {
+        let mut sccache = Command::new("sccache");
+        sccache.args(std::env::args_os().skip(1));
+        for (k, _) in std::env::vars() {
+            if ["CARGO_TARGET_", "CARGO_TERM_", "CARGO_BUILD_", "CARGO_PROFILE_"].iter().any(|p| k.starts_with(p)) {
+                sccache.env_remove(k);
+            }
+        }
+        eprintln!("sccache-wrapper: could not start sccache: {}", sccache.exec());
+        return ExitCode::FAILURE;
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(&args[1..]),
@@ -327,28 +342,20 @@ fn ci(args: &[String]) -> ExitCode {
         eprintln!("error: the step table: {e}");
         return ExitCode::FAILURE;
     }
-    let (mut only, mut skip, mut jobs, mut verbose) = (vec![], vec![], 0, false);
-    let mut dest: Option<&mut Vec<String>> = None;
+    let (mut only, mut skip, mut jobs, mut verbose, mut into_only) = (vec![], vec![], 0, false, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--list" => {
+        match (a.as_str(), into_only) {
+            ("--list", _) => {
                 print!("{}", list(&steps));
                 return ExitCode::SUCCESS;
             }
-            "--only" => dest = Some(&mut only),
-            "--skip" => dest = Some(&mut skip),
-            "--verbose" => verbose = true,
-            "--jobs" => match it.next().and_then(|n| n.parse().ok()) {
-                Some(n) if n > 0 => jobs = n,
-                _ => {
-                    eprintln!("error: --jobs takes a positive number");
-                    return ExitCode::from(2);
-                }
-            },
-            p if dest.is_some() && !p.starts_with("--") => dest.as_mut().unwrap().push(p.to_string()),
-            other => {
-                eprintln!("error: unknown argument `{other}` (see --list, --only, --skip, --jobs, --verbose)");
+            ("--only" | "--skip", _) => into_only = Some(a == "--only"),
+            ("--verbose", _) => verbose = true,
+            ("--jobs", _) => jobs = it.next().and_then(|n| n.parse().ok()).unwrap_or(0),
+            (p, Some(o)) if !p.starts_with("--") => if o { &mut only } else { &mut skip }.push(p.to_string()),
+            (other, _) => {
+                eprintln!("error: unknown argument `{other}` (see --list, --only, --skip, --jobs N, --verbose)");
                 return ExitCode::from(2);
             }
         }
@@ -365,7 +372,9 @@ fn run(root: &Path, cpu: &'static checks::Cpu, steps: &[Step], on: &[bool], jobs
     let _ = fs::remove_dir_all(&logs);
     fs::create_dir_all(&logs).expect("target/ci/logs");
     let trees: &'static Mutex<HashSet<&'static str>> = Box::leak(Box::default());
-    let common = checks::common_env(root, cpu);
+    let wrapper = root.join("target/ci/sccache-wrapper");
+    let cache = checks::sccache().is_some() && std::env::current_exe().and_then(|me| fs::copy(me, &wrapper)).is_ok();
+    let common = checks::common_env(root, cpu, cache.then_some(&*wrapper));
     println!("{}", checks::header(cpu));
     let t0 = Instant::now();
     let mut verdict: Vec<Verdict> = on.iter().map(|&o| if o { Verdict::Pending } else { Verdict::Skip("not selected".into()) }).collect();
