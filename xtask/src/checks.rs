@@ -1,50 +1,10 @@
 //! The steps that carry logic: what they run and what their output must show.
 //! Each returns a `Run` for the table (steps.rs) or is one.
 
-use crate::{Ctx, Run};
+use crate::runner::{Cpu, Ctx, NEEDS, Run, line_matches};
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// The CPU's flags, read once: the backends a run must exercise come from them.
-pub struct Cpu {
-    pub model: String,
-    flags: HashSet<String>,
-}
-
-/// Backend name -> the CPU flags it needs (as src/backend.rs probes them).
-const NEEDS: &[(&str, &[&str])] = &[
-    ("x86_avx2", &["avx2"]),
-    ("x86_avx512", &["avx512f", "avx512vl"]),
-    ("x86_aesni", &["aes"]),
-    ("x86_vaes256", &["aes", "avx2", "vaes"]),
-    ("x86_vaes512", &["aes", "avx512f", "vaes"]),
-];
-
-impl Cpu {
-    pub fn read() -> Cpu {
-        let info = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let field =
-            |k: &str| info.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_once(':')).map_or("", |(_, v)| v.trim()).to_string();
-        Cpu { model: field("model name"), flags: field("flags").split_whitespace().map(String::from).collect() }
-    }
-    pub fn has(&self, flags: &[&str]) -> bool {
-        flags.iter().all(|f| self.flags.contains(*f))
-    }
-    /// The comma-separated subset of `names` (x86 backends) this CPU has.
-    pub fn expect(&self, names: &[&str]) -> String {
-        let has = |n: &&&str| NEEDS.iter().any(|(b, f)| b == *n && self.has(f));
-        names.iter().filter(has).copied().collect::<Vec<_>>().join(",")
-    }
-    pub fn auto(&self) -> String {
-        self.expect(&NEEDS.iter().map(|(n, _)| *n).collect::<Vec<_>>())
-    }
-    /// The CPU random source a reseed after a new generation must mix in
-    /// (src/thread/generation/hardware.rs): RDSEED, else RDRAND.
-    pub fn random(&self) -> &'static str {
-        [("rdseed", "RDSEED"), ("rdrand", "RDRAND")].iter().find(|(f, _)| self.has(&[f])).map_or("none", |(_, name)| name)
-    }
-}
 
 /// The environment every step starts from: the cross linkers and runners, the
 /// Wine prefix, the CPU random source the tests expect, the compiler cache.
@@ -81,15 +41,9 @@ pub fn sccache() -> Option<String> {
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-pub fn header(cpu: &Cpu) -> String {
-    let cache = sccache().map_or("none (sccache is not on PATH: every build is from scratch)".into(), |v| {
-        format!("{v}, in ~/.cache/sccache (outside the checkout, kept between runs)")
-    });
-    format!(
-        "cargo xtask ci on {} ({} cores)\ncompiler cache: {cache}",
-        cpu.model,
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    )
+/// `Err(why)` where `bad`: a check that did not hold.
+pub fn fail_if(bad: bool, why: impl Into<String>) -> Result<(), String> {
+    if bad { Err(why.into()) } else { Ok(()) }
 }
 
 pub fn fail<T>(why: impl Into<String>) -> Result<T, String> {
@@ -126,44 +80,21 @@ pub fn cmd_then(argv: &str, pass: &'static str) -> Run {
     })
 }
 
-/// `*` matches any run of characters, `#` one or more digits, the rest literally.
-pub fn line_matches(pattern: &str, line: &str) -> bool {
-    fn go(p: &[u8], l: &[u8]) -> bool {
-        match p.first() {
-            None => l.is_empty(),
-            Some(b'*') => (0..=l.len()).any(|i| go(&p[1..], &l[i..])),
-            Some(b'#') => {
-                let n = l.iter().take_while(|c| c.is_ascii_digit()).count();
-                (1..=n).any(|i| go(&p[1..], &l[i..]))
-            }
-            Some(c) => l.first() == Some(c) && go(&p[1..], &l[1..]),
-        }
-    }
-    go(pattern.as_bytes(), line.as_bytes())
-}
-
 // ---- the README's commands, the backends -------------------------------------------------
 
 pub fn report_backends(cx: &Ctx) -> Result<(), String> {
-    cx.say(&format!("model name: {}", cx.cpu.model));
+    cx.say(&format!("model name: {}; CPU random source expected: {} (RNDR under qemu-aarch64)", cx.cpu.model, cx.cpu.random()));
     for (name, flags) in NEEDS {
-        let f = flags.join(" ");
-        if cx.cpu.has(flags) {
-            cx.say(&format!("expected:           {name} (CPU flags: {f})"));
-        } else {
-            cx.say(&format!("not available here: {name} (needs CPU flags: {f}; covered only where the CPU has them)"));
-        }
+        let (has, f) = (cx.cpu.has(flags), flags.join(" "));
+        cx.say(&format!("{name}: {} (CPU flags: {f})", if has { "expected" } else { "not available here (covered where a CPU has it)" }));
     }
-    cx.say("aarch64 backends (aarch64_sha3, aarch64_neon, aarch64_aes): under qemu-aarch64");
-    cx.say(&format!("CPU random source expected: {} (RNDR under qemu-aarch64)", cx.cpu.random()));
+    cx.say("aarch64_sha3, aarch64_neon, aarch64_aes: expected under qemu-aarch64");
     Ok(())
 }
 
 fn readme_gives(cx: &Ctx, command: &str) -> Result<String, String> {
     let readme = fs::read_to_string(cx.root.join("README.md")).map_err(|e| e.to_string())?;
-    if !readme.lines().any(|l| l == command) {
-        return fail(format!("README.md no longer gives `{command}`"));
-    }
+    fail_if(!readme.lines().any(|l| l == command), format!("README.md no longer gives `{command}`"))?;
     Ok(readme)
 }
 
@@ -176,9 +107,10 @@ pub fn readme_test(cx: &Ctx) -> Result<(), String> {
         .filter(|l| l.starts_with("test result:"))
         .filter_map(|l| l.split("; ").find(|f| f.ends_with(" ignored")).and_then(|f| f.split(' ').next()?.parse::<usize>().ok()))
         .sum();
-    if !readme.contains(&format!("reports {ignored} tests ignored")) {
-        return fail(format!("the suite reports {ignored} tests ignored; README.md gives another number"));
-    }
+    fail_if(
+        !readme.contains(&format!("reports {ignored} tests ignored")),
+        format!("the suite reports {ignored} tests ignored; README.md gives another number"),
+    )?;
     cx.say(&format!("{ignored} tests ignored, as README.md says"));
     Ok(())
 }
@@ -190,9 +122,7 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
     let crates: HashSet<&str> =
         tree.lines().filter(|l| l.split(' ').nth(1).is_some_and(|v| line_matches("v#*", v))).map(|l| l.trim_end_matches(" (*)")).collect();
     cx.say(&format!("the demo builds {} crates", crates.len()));
-    if crates.len() > 12 {
-        return fail(format!("the demo builds {} crates (more than 12): it must stay quick cold", crates.len()));
-    }
+    fail_if(crates.len() > 12, format!("the demo builds {} crates (more than 12): it must stay quick cold", crates.len()))?;
     cx.cmd(&["cargo", "run", "--release", "-p", "quickstart"]).ok().map(drop)
 }
 
@@ -200,7 +130,7 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
 
 /// `cargo test ARGS -- --nocapture` with env; then exactly `skips` SKIPPED notices
 /// and exactly the test targets `empty` ran no test.
-pub fn counted(env: &'static [(&'static str, &'static str)], args: &'static str, skips: usize, empty: &'static str) -> Run {
+pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) -> Run {
     Box::new(move |cx| {
         let mut argv = vec!["cargo", "test"];
         argv.extend(args.split_whitespace());
@@ -220,15 +150,9 @@ pub fn counted(env: &'static [(&'static str, &'static str)], args: &'static str,
         want.sort();
         cx.say("---- what did not run ----");
         out.lines().filter(|l| l.contains("SKIPPED")).for_each(|l| cx.say(l));
-        if rc != 0 {
-            return fail(format!("the suite failed (exit {rc})"));
-        }
-        if got != skips {
-            return fail(format!("{got} SKIPPED notices, expected {skips}: a test newly skips or newly runs here"));
-        }
-        if got_empty != want {
-            return fail(format!("test targets that ran no test: {got_empty:?}, expected {want:?}"));
-        }
+        fail_if(rc != 0, format!("the suite failed (exit {rc})"))?;
+        fail_if(got != skips, format!("{got} SKIPPED notices, expected {skips}: a test newly skips or newly runs here"))?;
+        fail_if(got_empty != want, format!("test targets that ran no test: {got_empty:?}, expected {want:?}"))?;
         cx.say(&format!("{got} SKIPPED notices and the test targets that ran nothing ({want:?}), as expected"));
         Ok(())
     })
@@ -265,39 +189,21 @@ impl Drop for Planted<'_> {
 
 /// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST:
 /// "test TEST ... FAILED", not a build error, an abort or a hang.
-pub fn mutant(patch: &'static str, test: &'static str, env: &'static [(&'static str, &'static str)], argv: String) -> Run {
-    Box::new(move |cx| {
-        let planted = Planted::new(cx, patch)?;
-        let sub = cx.cmd(&argv.split_whitespace().collect::<Vec<_>>()).dir(&planted.tree).envs(env);
-        let result = sub.out();
-        drop(planted);
-        let (rc, out) = result.map_err(|e| format!("with {patch} planted: {e}; a hang is no verdict"))?;
-        if rc == 0 {
-            return fail(format!("with {patch} planted, the tests passed: {test} cannot catch the bug it guards"));
-        }
-        if !out.contains(&format!("test {test} ... FAILED")) {
-            return fail(format!("with {patch} planted, {test} did not fail (a build error or an abort?)"));
-        }
-        cx.say(&format!("mutant {patch}: {test} fails, as it must"));
-        Ok(())
-    })
+pub fn mutant(patch: &'static str, test: &str, env: Env, argv: &str) -> Run {
+    caught(patch, env, argv, FAILS, &[&format!("test {test} ... FAILED")])
 }
 
-/// With PATCH planted, `argv` must exit `code` and its output hold every line of `want`.
-pub fn mutant_caught(
-    patch: &'static str,
-    env: &'static [(&'static str, &'static str)],
-    argv: &'static str,
-    code: i32,
-    want: &'static [&'static str],
-) -> Run {
+/// With PATCH planted, `argv` must exit `code` and its output hold each line of `want`.
+pub fn caught(patch: &'static str, env: Env, argv: &str, code: i32, want: &[&str]) -> Run {
+    let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
+    let want: Vec<String> = want.iter().map(|w| w.to_string()).collect();
     Box::new(move |cx| {
         let planted = Planted::new(cx, patch)?;
-        let sub = cx.cmd(&argv.split_whitespace().collect::<Vec<_>>()).dir(&planted.tree).envs(env);
-        let result = sub.out();
+        let result = cx.cmd(&argv).dir(&planted.tree).envs(env).out();
         drop(planted);
-        let (rc, out) = result?;
-        expect_output(&out, rc, code, want).map_err(|e| format!("with {patch} planted: {e}"))?;
+        let (rc, out) = result.map_err(|e| format!("with {patch} planted: {e}; a hang is no verdict"))?;
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        expect_output(&out, rc, code, &want).map_err(|e| format!("with {patch} planted: {e}"))?;
         cx.say(&format!("mutant {patch}: caught (exit {rc}), as it must"));
         Ok(())
     })
@@ -307,33 +213,30 @@ pub fn mutant_caught(
 /// is `code` (any failure: `FAILS`).
 pub fn expect_output(out: &str, rc: i32, code: i32, want: &[&str]) -> Result<(), String> {
     for w in want {
-        if !out.lines().any(|l| line_matches(w, l)) {
-            return fail(format!("no line `{w}` in the output (exit {rc})"));
-        }
+        fail_if(!out.lines().any(|l| line_matches(w, l)), format!("no line `{w}` in the output (exit {rc})"))?;
     }
     match code {
         FAILS if rc != 0 => Ok(()),
-        FAILS => fail("exit 0, where it must fail"),
+        FAILS => fail("exit 0, where it must fail: the check cannot catch the bug it guards"),
         _ if rc == code => Ok(()),
         _ => fail(format!("exit {rc}, not {code}")),
     }
 }
 
+/// A step's or a command's environment changes.
+pub type Env = &'static [(&'static str, &'static str)];
+
 /// For `expect_output`: any non-zero exit.
 pub const FAILS: i32 = i32::MIN;
 
 pub fn mutants_apply(cx: &Ctx) -> Result<(), String> {
-    let mut n = 0;
-    let mut names: Vec<_> = fs::read_dir(cx.root.join(".ci/mutants")).map_err(|e| e.to_string())?.flatten().map(|e| e.path()).collect();
-    names.sort();
-    for p in names.iter().filter(|p| p.extension().is_some_and(|e| e == "patch")) {
-        let p = p.display().to_string();
-        cx.cmd(&["git", "apply", "--check", &p])
+    let patches = cx.cmd(&["git", "ls-files", "--cached", "--others", "--exclude-standard", ".ci/mutants/*.patch"]).stdout_only().ok()?;
+    for p in patches.lines() {
+        cx.cmd(&["git", "apply", "--check", p])
             .ok()
             .map_err(|e| format!("{e}: update {p} to the code it changes (its header says how)"))?;
-        n += 1;
     }
-    cx.say(&format!("all {n} patches in .ci/mutants apply"));
+    cx.say(&format!("all {} patches in .ci/mutants apply", patches.lines().count()));
     Ok(())
 }
 
@@ -364,9 +267,10 @@ pub fn static_selection(features: String, target: &'static [&'static str], runne
         run.extend([exe.as_str(), "backend::"]);
         let out = cx.cmd(&run).ok()?;
         let pass = "test backend::tests::compile_time_target_features_select_their_backend ... ok";
-        if !out.lines().any(|l| l == pass) {
-            return fail(format!("the compile-time selection test did not run and pass with -C target-feature={features}"));
-        }
+        fail_if(
+            !out.lines().any(|l| l == pass),
+            format!("the compile-time selection test did not run and pass with -C target-feature={features}"),
+        )?;
         Ok(())
     })
 }
@@ -437,16 +341,12 @@ pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
     Box::new(move |cx| {
         firmware_build(cx, &cx.root, target, opt3)?;
         let (rc, out) = firmware_qemu(cx, &cx.target, target, "")?;
-        if rc != 0 {
-            return fail(format!("the {target} firmware exited {rc} under QEMU (124: timed out)"));
-        }
+        fail_if(rc != 0, format!("the {target} firmware exited {rc} under QEMU (124: timed out)"))?;
         let n: usize = out
             .lines()
             .find_map(|l| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse().ok())
             .ok_or("no 'all N checks passed' line")?;
-        if n < 200 {
-            return fail(format!("the firmware ran {n} checks, fewer than 200 (vectors went missing?)"));
-        }
+        fail_if(n < 200, format!("the firmware ran {n} checks, fewer than 200 (vectors went missing?)"))?;
         if out.lines().any(|l| l.starts_with("FAIL")) { fail("a FAIL line, yet exit 0") } else { Ok(()) }
     })
 }
@@ -491,28 +391,21 @@ pub fn firmware_template(dir: &'static str, elf: &'static str, sections: &'stati
         let manifest = out.join("Cargo.toml");
         let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
         let pointed = text.replace("path = \"../..\"", &format!("path = \"{}\"", cx.root.display()));
-        if pointed == text {
-            return fail("no ratchet-rng path dependency to rewrite");
-        }
+        fail_if(pointed == text, "no ratchet-rng path dependency to rewrite")?;
         fs::write(&manifest, pointed).map_err(|e| e.to_string())?;
         let user = |argv: &[&str]| cx.cmd(argv).dir(&out).unset("CARGO_TARGET_DIR").unset("CARGO_BUILD_TARGET");
         user(&["cargo", "build", "--release"]).ok()?;
         let size = cx.cmd(&["size", "-A", &out.join("target").join(elf).display().to_string()]).ok()?;
-        if !sections.iter().all(|s| size.lines().any(|l| l.starts_with(&format!("{s} ")))) {
-            return fail(format!("the template's ELF lacks one of {sections:?}"));
-        }
+        fail_if(
+            !sections.iter().all(|s| size.lines().any(|l| l.starts_with(&format!("{s} ")))),
+            format!("the template's ELF lacks one of {sections:?}"),
+        )?;
         // Its standard output alone: cargo's own lines go to the log.
         let (rc, got) = user(&["timeout", "120", "cargo", "run", "--release"]).stdout_only().out()?;
-        if rc != 0 {
-            return fail(format!("the template exited {rc} under QEMU (124: timed out)"));
-        }
-        if got.trim_end() != want.trim_end() {
-            return fail("the template printed other lines than docs/NO_STD.md shows");
-        }
+        fail_if(rc != 0, format!("the template exited {rc} under QEMU (124: timed out)"))?;
+        fail_if(got.trim_end() != want.trim_end(), "the template printed other lines than docs/NO_STD.md shows")?;
         let lock = |p: &Path| fs::read(p.join("Cargo.lock")).unwrap_or_default();
-        if lock(&out) != lock(&cx.root.join(dir)) {
-            return fail("the template's Cargo.lock is not complete (cargo changed it)");
-        }
+        fail_if(lock(&out) != lock(&cx.root.join(dir)), "the template's Cargo.lock is not complete (cargo changed it)")?;
         let _ = fs::remove_dir_all(&out);
         Ok(())
     })
@@ -580,7 +473,7 @@ pub fn fuzz(targets: &'static [&'static str]) -> Run {
 
 pub const VALGRIND: &str = "valgrind -q --tool=memcheck --error-exitcode=97 --exit-on-first-error=no --leak-check=no";
 
-pub fn ct_negative(env: &'static [(&'static str, &'static str)], release: bool) -> Run {
+pub fn ct_negative(env: Env, release: bool) -> Run {
     Box::new(move |cx| {
         let mut argv = vec!["cargo", "test", "--all-features", "--test", "ct_valgrind"];
         if release {
@@ -660,9 +553,7 @@ pub fn criu(cx: &Ctx) -> Result<(), String> {
         let result = built.and_then(|_| cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).out());
         drop(planted);
         let (rc, _) = result?;
-        if rc != 1 {
-            return fail(format!("with {patch} planted, scripts/criu-restore.sh exited {rc}, not 1"));
-        }
+        fail_if(rc != 1, format!("with {patch} planted, scripts/criu-restore.sh exited {rc}, not 1"))?;
     }
     cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok().map(drop)
 }
@@ -716,15 +607,11 @@ fn mpi_compare(cx: &Ctx) -> Result<(), String> {
         for r in ranks {
             let (n, more) = r.split_once(' ').unwrap_or((r, ""));
             let got = line(n, format!("--key {key} --gen {generator} {more}"))?;
-            if got != want {
-                return fail(format!("mpi-pi -n {r} --gen {generator} differs from parallel.rs: '{got}' != '{want}'"));
-            }
+            fail_if(got != want, format!("mpi-pi -n {r} --gen {generator} differs from parallel.rs: '{got}' != '{want}'"))?;
         }
     }
     let (want, got) = (line("", format!("--key {key}"))?, line("2", format!("--key {key}00"))?);
-    if got.split(' ').nth(3) == want.split(' ').nth(3) {
-        return fail(format!("another key gave the same digest: '{got}'"));
-    }
+    fail_if(got.split(' ').nth(3) == want.split(' ').nth(3), format!("another key gave the same digest: '{got}'"))?;
     cx.say("the same line on 1, 2 and 4 ranks, reversed, with jitter, as parallel.rs; another key, another digest");
     Ok(())
 }
@@ -772,19 +659,16 @@ pub fn miri_models(
 }
 
 /// Each model's run passed, every command's test binary reporting tests passed.
-pub fn miri(
-    env: &'static [(&'static str, &'static str)],
-    build: &'static [&'static str],
-    runs: [&'static [&'static [&'static str]]; 2],
-) -> Run {
+pub fn miri(env: Env, build: &'static [&'static str], runs: [&'static [&'static [&'static str]]; 2]) -> Run {
     Box::new(move |cx| {
         let results = miri_models(cx, &cx.root, env, build, runs)?;
         for (i, (rc, out)) in results.iter().enumerate() {
             let binaries = runs[i].iter().map(|a| a.iter().filter(|w| **w == "--lib" || **w == "--test").count()).sum::<usize>();
             let passed = out.lines().filter(|l| line_matches("test result: ok. # passed; 0 failed*", l)).count();
-            if *rc != 0 || passed != binaries {
-                return fail(format!("Miri failed under {} (exit {rc}; {passed} of {binaries} test binaries passed)", MODELS[i].0));
-            }
+            fail_if(
+                *rc != 0 || passed != binaries,
+                format!("Miri failed under {} (exit {rc}; {passed} of {binaries} test binaries passed)", MODELS[i].0),
+            )?;
         }
         Ok(())
     })
@@ -794,7 +678,7 @@ pub fn miri(
 /// each of `wheres` (the `-->` line after the report) if any.
 pub fn miri_mutant(
     patch: &'static str,
-    env: &'static [(&'static str, &'static str)],
+    env: Env,
     build: &'static [&'static str],
     run: &'static [&'static str],
     wheres: &'static [&'static str],
@@ -810,23 +694,12 @@ pub fn miri_mutant(
                     .windows(2)
                     .any(|p| p[0].contains("Undefined Behavior: pointer not dereferenceable") && p[1].contains(&format!("--> {w}")))
             };
-            if *rc == 0 || !out.contains("Undefined Behavior") || !wheres.iter().all(|w| found(w)) {
-                return fail(format!("with {patch} planted, Miri ({}) reported no undefined behaviour where it must", MODELS[i].0));
-            }
+            fail_if(
+                *rc == 0 || !out.contains("Undefined Behavior") || !wheres.iter().all(|w| found(w)),
+                format!("with {patch} planted, Miri ({}) reported no undefined behaviour where it must", MODELS[i].0),
+            )?;
         }
         cx.say(&format!("mutant {patch}: Miri reports it under both models, as it must"));
         Ok(())
     })
-}
-
-// ---- the runner's own doc --------------------------------------------------------------
-
-/// CONTRIBUTING.md's "How CI is laid out" holds `cargo xtask ci --list` verbatim.
-pub fn contributing_lists_the_steps(cx: &Ctx) -> Result<(), String> {
-    let doc = fs::read_to_string(cx.root.join("CONTRIBUTING.md")).map_err(|e| e.to_string())?;
-    let shown = doc_block(&doc, "<!-- cargo xtask ci --list -->").ok_or("CONTRIBUTING.md has no `cargo xtask ci --list` block")?;
-    if shown != crate::list(&crate::steps::table(&cx.root, cx.cpu)) {
-        return fail("CONTRIBUTING.md's step list differs from `cargo xtask ci --list`: paste the new list there");
-    }
-    Ok(())
 }

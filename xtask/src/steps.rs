@@ -3,8 +3,8 @@
 //! budget in seconds, the steps it needs, and its work (a command, or a function of
 //! checks.rs). CONTRIBUTING.md shows `cargo xtask ci --list`, this table's summary.
 
-use crate::checks::{self as c, Cpu, cmd, cmd_then, sh};
-use crate::{Run, Step};
+use crate::checks::{self as c, cmd, cmd_then, sh};
+use crate::runner::{Cpu, Ctx, Run, Step, list};
 use std::path::Path;
 
 fn step(name: impl Into<String>, lane: &'static str, budget: u64, run: Run) -> Step {
@@ -46,9 +46,9 @@ fn asan(name: &str, switches: &[(&str, &str)], expect: String) -> Step {
 }
 
 /// A thread-layer mutant in `lane`'s tree: `cargo test ARGS` must fail in TEST.
-fn mutant(lane: &'static str, patch: &'static str, test: &'static str, env: &'static [(&'static str, &'static str)], args: &str) -> Step {
+fn mutant(lane: &'static str, patch: &'static str, test: &'static str, env: c::Env, args: &str) -> Step {
     let short = test.rsplit("::").next().unwrap();
-    step(format!("mutant {patch}: {short} fails"), lane, 900, c::mutant(patch, test, env, format!("cargo test {args}")))
+    step(format!("mutant {patch}: {short} fails"), lane, 900, c::mutant(patch, test, env, &format!("cargo test {args}")))
 }
 
 fn injection(patch: &'static str, test: &'static str) -> Step {
@@ -76,7 +76,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         // ---- quick checks, no build: a stale patch or doc fails in seconds -------------------
         step("backends this CPU has", "meta", 60, Box::new(c::report_backends)),
         step(PATCHES, "meta", 120, Box::new(c::mutants_apply)),
-        step("CONTRIBUTING.md shows `cargo xtask ci --list`", "meta", 60, Box::new(c::contributing_lists_the_steps)),
+        step("CONTRIBUTING.md shows `cargo xtask ci --list`", "meta", 60, Box::new(contributing_lists_the_steps)),
         step("cargo fmt --check", "meta", 120, cmd("cargo fmt --all --check")),
         step("cargo fmt --check (fuzz crate)", "meta", 120, cmd("cargo fmt --manifest-path fuzz/Cargo.toml --check")),
         step(
@@ -195,8 +195,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             .env(&[("RATCHET_RNG_INSPECT", "1"), ("RATCHET_RNG_EXPECT_CPU_RANDOM", "RNDR"), ("RATCHET_RNG_PROPTEST_CASES", "48")]),
         step("mutant unknown-advice-unchecked.patch: raw_fork_child_shares_nothing_without_droppable fails (aarch64)", "aarch64", 900,
             c::mutant("unknown-advice-unchecked.patch", "raw_fork_child_shares_nothing_without_droppable", INSPECT,
-                "cargo test --all-features --target aarch64-unknown-linux-gnu --test injection -- --exact raw_fork_child_shares_nothing_without_droppable".into()))
-    ,
+                "cargo test --all-features --target aarch64-unknown-linux-gnu --test injection -- --exact raw_fork_child_shares_nothing_without_droppable")),
         // ---- Miri (two processes each: one per aliasing model) ---------------------------------
         step("Miri: lib and integration tests, stacked and tree borrows", "miri", 1500, c::miri(&[], &["--lib", "--test", "thread_rng"], [
             &[&["--lib", "--test", "thread_rng", "--", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
@@ -229,15 +228,14 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         asan("x86_64 without AES instructions, under AddressSanitizer", &[("RATCHET_RNG_NO_AES", "1")], cpu.expect(&["x86_avx2", "x86_avx512"])),
         asan("portable backends, under AddressSanitizer", &[("RATCHET_RNG_BACKEND", "soft")], String::new()),
         step("mutant asan-ctr-tail-past-the-end.patch: ASan catches a keystream written past the end of its buffer", "asan", 900, if has_aes {
-            c::mutant_caught("asan-ctr-tail-past-the-end.patch", &[],
+            c::caught("asan-ctr-tail-past-the-end.patch", &[],
                 "cargo +nightly test --all-features --target x86_64-unknown-linux-gnu --test length_sweep", c::FAILS,
                 &["*ERROR: AddressSanitizer: *-buffer-overflow*"])
         } else {
             c::skipped("the mutant plants the bug in the AES instruction kernels, which this CPU lacks")
         })
         .env(&[("RUSTFLAGS", "-Zsanitizer=address"), ("RATCHET_RNG_PROPTEST_CASES", "16"), ("RATCHET_RNG_LENGTH_SWEEP", "all")])
-        .env(&[("RATCHET_RNG_EXPECT_BACKENDS", &auto)])
-,
+        .env(&[("RATCHET_RNG_EXPECT_BACKENDS", &auto)]),
         step("s390x (big-endian) under qemu: cargo test --all-features, 0 skips", "s390x", 1500,
             c::counted(&[("RATCHET_RNG_PROPTEST_CASES", "16")], "--all-features --target s390x-unknown-linux-gnu", 0, "tests/sandbox.rs")),
         step("i686 (32-bit), natively: cargo test --all-features, 0 skips", "i686", 1200, c::counted(&[("RATCHET_RNG_PROPTEST_CASES", "48")],
@@ -286,8 +284,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("Cortex-M4F under qemu-system-arm: .ci/firmware known answers", "firmware", 600, c::firmware_checks("thumbv7em-none-eabihf", false)),
         step("Cortex-M4F firmware negative control must fail", "firmware", 300, c::firmware_negative("thumbv7em-none-eabihf"))
             .needs(&["Cortex-M4F under qemu-system-arm: .ci/firmware known answers"]),
-        step("Cortex-M4F stack-residue check fails without the fixslice32 stack scrub (mutant)", "firmware", 600, Box::new(c::firmware_stack_mutant))
-    ,
+        step("Cortex-M4F stack-residue check fails without the fixslice32 stack scrub (mutant)", "firmware", 600, Box::new(c::firmware_stack_mutant)),
         step("Cortex-M4F under qemu-system-arm at opt-level 3 (the assembly Keccak rounds): .ci/firmware known answers", "firmware", 600,
             c::firmware_checks("thumbv7em-none-eabihf", true)),
         step("clippy on .ci/firmware for riscv32imac-unknown-none-elf", "firmware", 600,
@@ -322,23 +319,19 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             cmd("cargo test --release --all-features --test ct_valgrind")).env(PORTABLE32).env(&[("RATCHET_RNG_EXPECT_BACKENDS", &ct_expect)]),
         step("constant-time negative control, 32-bit portable kernels (--release)", "release", 600, c::ct_negative(PORTABLE32, true)),
         step("mutant fixslice32-secret-branch.patch: memcheck reports the aes soft check", "release", 900,
-            c::mutant_caught("fixslice32-secret-branch.patch", PORTABLE32, "cargo test --release --all-features --test ct_valgrind", 97,
-                &["*aes soft: key schedule, CTR, pool*"]))
-    ,
+            c::caught("fixslice32-secret-branch.patch", PORTABLE32, "cargo test --release --all-features --test ct_valgrind", 97,
+                &["*aes soft: key schedule, CTR, pool*"])),
         step("constant time under valgrind memcheck, lazy 32-bit Keccak kernel (--release)", "release", 900,
             cmd("cargo test --release --all-features --test ct_valgrind")).env(LAZY).env(&[("RATCHET_RNG_EXPECT_BACKENDS", &ct_expect)]),
         step("mutant keccak-lazy-secret-branch.patch: memcheck reports the TurboSHAKE check", "release", 900,
-            c::mutant_caught("keccak-lazy-secret-branch.patch", LAZY, "cargo test --release --all-features --test ct_valgrind", 97,
-                &["*TurboShakeRng on interleaved32: seeding, refills*"]))
-    ,
+            c::caught("keccak-lazy-secret-branch.patch", LAZY, "cargo test --release --all-features --test ct_valgrind", 97,
+                &["*TurboShakeRng on interleaved32: seeding, refills*"])),
         step("mutant scalar32-stack-unscrubbed.patch: scalar32_leaves_no_secret_word_on_the_stack fails", "release", 900,
             c::mutant("scalar32-stack-unscrubbed.patch", "scalar32_leaves_no_secret_word_on_the_stack", &[],
-                "cargo test --release --features hazmat --test scalar32_stack".into()))
-    ,
+                "cargo test --release --features hazmat --test scalar32_stack")),
         step("mutant fixslice32-stack-unscrubbed.patch: fixslice32_fill_pools_leaves_no_secret_word_on_the_stack fails", "release", 900,
             c::mutant("fixslice32-stack-unscrubbed.patch", "fixslice32_fill_pools_leaves_no_secret_word_on_the_stack", &[],
-                "cargo test --release --features hazmat --test fixslice32_stack".into()))
-    ,
+                "cargo test --release --features hazmat --test fixslice32_stack")),
         step("benches compile", "release", 900, cmd("cargo bench -p benches --no-run")),
         // ---- the remaining thread-layer mutants (builds without the inspection cfg) ----------------
         mutant("mutants-vm", "in-use-never-set.patch", "handler_and_interrupted_call_never_share_a_value", &[],
@@ -361,8 +354,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             cmd("cargo clippy --all-features --test os_failure --test reentrant_getrandom -- -D warnings")).env(CUSTOM_GETRANDOM),
         step("mutant in-use-never-set.patch: a_backend_that_draws_is_served_and_never_repeats fails", "os-failure", 900,
             c::mutant("in-use-never-set.patch", "a_backend_that_draws_is_served_and_never_repeats", CUSTOM_GETRANDOM,
-                "cargo test --all-features --test reentrant_getrandom".into()))
-    ,
+                "cargo test --all-features --test reentrant_getrandom")),
         // ---- WebAssembly ---------------------------------------------------------------------------
         step("wasm32-wasip1: cargo test --all-features under Node's WASI", "wasip1", 1200, cmd("cargo test --target wasm32-wasip1 --all-features"))
             .env(&[WASI_RUNNER, ("CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS", "-D warnings")]),
@@ -403,14 +395,12 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             c::miri(INSPECT, &["--test", "injection_hook"], [&[&["--test", "injection_hook"]], &[&["--test", "injection_hook"]]])).slots(2),
         step("mutant miri-two-mut-to-the-buffer.patch: Miri catches a planted aliasing bug", "miri", 900,
             c::miri_mutant("miri-two-mut-to-the-buffer.patch", &[], &["--test", "thread_rng"], &["--test", "thread_rng", "free_functions_read_distinct_output"], &[]))
-            .slots(2)
-    ,
+            .slots(2),
         step("mutant miri-hook-from-integer.patch: Miri catches a function pointer rebuilt from an integer (both hooks)", "miri", 900,
             c::miri_mutant("miri-hook-from-integer.patch", INSPECT, &["--lib", "--test", "injection_hook"],
                 &["--no-fail-fast", "--lib", "--test", "injection_hook", "--", "--exact", "thread::fork::atfork::tests::child_handler_calls_the_registered_hook",
                     "hook_is_called_where_a_draw_passes"], &["src/thread/fork/atfork.rs", "src/inspect.rs"]))
-            .slots(2)
-    ,
+            .slots(2),
         step("Miri: SIMD kernels and dispatch (AVX-512, AES-NI, VAES-256 and -512, AVX2), stacked and tree borrows", "miri-avx512", 1200,
             c::miri(&[("RUSTFLAGS", "-C target-feature=+avx512f,+avx512vl,+aes,+vaes"), ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256,x86_avx512,x86_vaes512")],
                 &["--lib"], [&[&["--lib", "--", "backend::", "backends_match_soft_briefly"]], &[&["--lib", "--", "backend::", "backends_match_soft_briefly"]]]))
@@ -434,4 +424,15 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("the runner's own tests (cargo test -p xtask)", "meta", 300, cmd("cargo test -p xtask")),
     ]);
     t
+}
+
+/// CONTRIBUTING.md's "How CI is laid out" holds `cargo xtask ci --list` verbatim.
+fn contributing_lists_the_steps(cx: &Ctx) -> Result<(), String> {
+    let doc = std::fs::read_to_string(cx.root.join("CONTRIBUTING.md")).map_err(|e| e.to_string())?;
+    let shown = c::doc_block(&doc, "<!-- cargo xtask ci --list -->").ok_or("CONTRIBUTING.md has no `cargo xtask ci --list` block")?;
+    c::fail_if(
+        shown != list(&table(&cx.root, cx.cpu)),
+        "CONTRIBUTING.md's step list differs from `cargo xtask ci --list`: paste the new list there",
+    )?;
+    Ok(())
 }
