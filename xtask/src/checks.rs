@@ -74,10 +74,7 @@ pub fn sh(script: &str) -> Run {
 /// ran nothing would also exit 0).
 pub fn cmd_then(argv: &str, pass: &'static str) -> Run {
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
-    Box::new(move |cx| {
-        let out = cx.cmd(&argv).ok()?;
-        if out.lines().any(|l| line_matches(pass, l)) { Ok(()) } else { fail(format!("no line `{pass}` in the output")) }
-    })
+    Box::new(move |cx| expect_output(&cx.cmd(&argv).ok()?, 0, 0, &[pass]))
 }
 
 // ---- the README's commands, the backends -------------------------------------------------
@@ -160,16 +157,22 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
 
 // ---- mutants ---------------------------------------------------------------------------
 
-/// A patch of .ci/mutants planted in the lane's own tree (never the checkout),
-/// taken out again when dropped.
-pub struct Planted<'a> {
+/// Runs `work` in the lane's own tree (never the checkout) with .ci/mutants/PATCH
+/// planted; the patch is taken out when `work` returns, or panics.
+pub fn with_planted<T>(cx: &Ctx, patch: &str, work: impl FnOnce(&Path) -> T) -> Result<T, String> {
+    let planted = Planted::new(cx, patch)?;
+    Ok(work(&planted.tree))
+}
+
+/// A planted patch, taken out again when dropped.
+struct Planted<'a> {
     cx: &'a Ctx,
-    pub tree: PathBuf,
+    tree: PathBuf,
     patch: PathBuf,
 }
 
 impl<'a> Planted<'a> {
-    pub fn new(cx: &'a Ctx, patch: &str) -> Result<Planted<'a>, String> {
+    fn new(cx: &'a Ctx, patch: &str) -> Result<Planted<'a>, String> {
         let tree = cx.tree()?;
         let patch = cx.root.join(".ci/mutants").join(patch);
         let p = patch.display().to_string();
@@ -198,9 +201,7 @@ pub fn caught(patch: &'static str, env: Env, argv: &str, code: i32, want: &[&str
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
     let want: Vec<String> = want.iter().map(|w| w.to_string()).collect();
     Box::new(move |cx| {
-        let planted = Planted::new(cx, patch)?;
-        let result = cx.cmd(&argv).dir(&planted.tree).envs(env).out();
-        drop(planted);
+        let result = with_planted(cx, patch, |tree| cx.cmd(&argv).dir(tree).envs(env).out())?;
         let (rc, out) = result.map_err(|e| format!("with {patch} planted: {e}; a hang is no verdict"))?;
         let want: Vec<&str> = want.iter().map(String::as_str).collect();
         expect_output(&out, rc, code, &want).map_err(|e| format!("with {patch} planted: {e}"))?;
@@ -299,7 +300,7 @@ pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
 
 pub fn bogus_rejected(cx: &Ctx) -> Result<(), String> {
     let (rc, _) = cx.cmd(&["cargo", "check", "-q"]).env("RATCHET_RNG_BACKEND", "bogus").out()?;
-    if rc == 0 { fail("build.rs accepted RATCHET_RNG_BACKEND=bogus") } else { Ok(()) }
+    fail_if(rc == 0, "build.rs accepted RATCHET_RNG_BACKEND=bogus")
 }
 
 // ---- firmware --------------------------------------------------------------------------
@@ -347,7 +348,7 @@ pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
             .find_map(|l| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse().ok())
             .ok_or("no 'all N checks passed' line")?;
         fail_if(n < 200, format!("the firmware ran {n} checks, fewer than 200 (vectors went missing?)"))?;
-        if out.lines().any(|l| l.starts_with("FAIL")) { fail("a FAIL line, yet exit 0") } else { Ok(()) }
+        fail_if(out.lines().any(|l| l.starts_with("FAIL")), "a FAIL line, yet exit 0")
     })
 }
 
@@ -364,9 +365,9 @@ pub fn firmware_negative(target: &'static str) -> Run {
 /// With the 32-bit AES kernel's stack scrub taken out, the Cortex-M4F firmware's
 /// stack-residue check must fail, and only it.
 pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
-    let planted = Planted::new(cx, "fixslice32-stack-unscrubbed.patch")?;
-    let result = firmware_build(cx, &planted.tree, M4, false).and_then(|()| firmware_qemu(cx, &cx.target, M4, ""));
-    drop(planted);
+    let result = with_planted(cx, "fixslice32-stack-unscrubbed.patch", |tree| {
+        firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, &cx.target, M4, ""))
+    })?;
     let (rc, out) = result?;
     firmware_build(cx, &cx.root, M4, false)?; // leave the real firmware built
     expect_output(&out, rc, 1, &["FAIL stack-residue aes_ctr_pool*", "1 of # checks FAILED"])
@@ -548,11 +549,10 @@ pub fn criu(cx: &Ctx) -> Result<(), String> {
     cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok()?;
     cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).ok()?;
     for patch in ["process-restore-unwatched.patch", "process-restore-not-rearmed.patch"] {
-        let planted = Planted::new(cx, patch)?;
-        let built = cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).dir(&planted.tree).ok();
-        let result = built.and_then(|_| cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).out());
-        drop(planted);
-        let (rc, _) = result?;
+        let (rc, _) = with_planted(cx, patch, |tree| {
+            let built = cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).dir(tree).ok();
+            built.and_then(|_| cx.cmd(&["bash", "scripts/criu-restore.sh", &exe]).out())
+        })??;
         fail_if(rc != 1, format!("with {patch} planted, scripts/criu-restore.sh exited {rc}, not 1"))?;
     }
     cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok().map(drop)
@@ -570,9 +570,7 @@ pub fn mpi(cx: &Ctx) -> Result<(), String> {
     cx.cmd(&["cargo", "build", "--release", "--example", "parallel"]).ok()?;
     cx.cmd(&["cargo", "test", "--release", "--locked", "--manifest-path", "examples/mpi/Cargo.toml"]).ok()?;
     mpi_compare(cx)?;
-    let planted = Planted::new(cx, "mpi-rank-as-child.patch")?;
-    let result = build(&planted.tree).and_then(|_| mpi_compare(cx));
-    drop(planted);
+    let result = with_planted(cx, "mpi-rank-as-child.patch", |tree| build(tree).and_then(|_| mpi_compare(cx)))?;
     build(&cx.root)?; // leave the real binary built
     match result {
         Err(e) if e.contains("differs from parallel.rs") => {
@@ -684,10 +682,8 @@ pub fn miri_mutant(
     wheres: &'static [&'static str],
 ) -> Run {
     Box::new(move |cx| {
-        let planted = Planted::new(cx, patch)?;
-        let results = miri_models(cx, &planted.tree, env, build, [&[run], &[run]]);
-        drop(planted);
-        for (i, (rc, out)) in results?.iter().enumerate() {
+        let results = with_planted(cx, patch, |tree| miri_models(cx, tree, env, build, [&[run], &[run]]))??;
+        for (i, (rc, out)) in results.iter().enumerate() {
             let lines: Vec<&str> = out.lines().collect();
             let found = |w: &str| {
                 lines

@@ -372,6 +372,7 @@ pub fn run(
     let _ = fs::remove_dir_all(&logs);
     fs::create_dir_all(&logs).expect("target/ci/logs");
     let trees: &'static Mutex<HashSet<&'static str>> = Box::leak(Box::default());
+    let log_of = |i: usize| logs.join(format!("{i:03}-{}.log", slug(&steps[i].name)));
     let t0 = Instant::now();
     let mut verdict: Vec<Verdict> = on.iter().map(|&o| if o { Verdict::Pending } else { Verdict::Skip("not selected".into()) }).collect();
     let mut wall = vec![Duration::ZERO; steps.len()];
@@ -414,7 +415,7 @@ pub fn run(
                 verdict[i] = Verdict::Running;
                 println!("[{}] started:  {}", mmss(t0.elapsed()), s.name);
                 let tx = tx.clone();
-                let log = logs.join(format!("{i:03}-{}.log", slug(&s.name)));
+                let log = log_of(i);
                 let (root, common) = (root.to_path_buf(), &common);
                 scope.spawn(move || {
                     let started = Instant::now();
@@ -460,7 +461,7 @@ pub fn run(
             free += s.slots.min(jobs);
             lanes.remove(s.lane);
             wall[i] = took;
-            let log = logs.join(format!("{i:03}-{}.log", slug(&s.name)));
+            let log = log_of(i);
             let detail = match &v {
                 Verdict::Skip(why) => format!(" ({why})"),
                 _ => String::new(),
