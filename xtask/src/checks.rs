@@ -1,7 +1,7 @@
 //! The steps that carry logic: what they run and what their output must show.
 //! Each returns a `Run` for the table (steps.rs) or is one.
 
-use crate::runner::{Cpu, Ctx, NEEDS, Run, line_matches};
+use crate::runner::{Cpu, Ctx, NEEDS, Run, cache_dir, line_matches};
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,7 @@ pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vec<(String
 
 /// Debian's wine64 package puts its loader here (its /usr/bin/wine asks for wine32).
 pub const WINE: &str = "/usr/lib/wine/wine64";
+const WINESERVER: &str = "/usr/lib/wine/wineserver";
 
 /// The compiler cache's version, if it is on PATH.
 pub fn sccache() -> Option<String> {
@@ -68,6 +69,34 @@ pub fn skipped(why: &'static str) -> Run {
 pub fn sh(script: &str) -> Run {
     let script = format!("set -euo pipefail\n{script}");
     Box::new(move |cx| cx.cmd(&["bash", "-c", &script]).ok().map(drop))
+}
+
+/// FILE is SCRIPT's output after rustfmt. The output is kept outside the clone, keyed
+/// by the script's, rustfmt's and Python's identity (sha256 of the script, both
+/// versions): a script that did not change is not run again (one took 49 s).
+pub fn generated(script: &'static str, file: &'static str) -> Run {
+    Box::new(move |cx| {
+        let dir = cache_dir()?.join("generated");
+        let key = cx
+            .cmd(&["bash", "-c", &format!("(sha256sum {script}; rustfmt --version; python3 --version) | sha256sum")])
+            .stdout_only()
+            .ok()?;
+        let cached = dir.join(key.split_whitespace().next().unwrap_or("none"));
+        let out = match fs::read_to_string(&cached) {
+            Ok(out) => {
+                cx.say(&format!("{script}'s output for this script, rustfmt and Python: {}", cached.display()));
+                out
+            }
+            Err(_) => {
+                let out =
+                    cx.cmd(&["bash", "-c", &format!("set -o pipefail; python3 {script} | rustfmt --edition 2024")]).stdout_only().ok()?;
+                let _ = fs::create_dir_all(&dir).and_then(|()| fs::write(&cached, &out));
+                out
+            }
+        };
+        let now = fs::read_to_string(cx.root.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        fail_if(out != now, format!("{file} is not {script}'s output: run `python3 {script} | rustfmt --edition 2024 > {file}`"))
+    })
 }
 
 /// `argv` must succeed and its output hold a line matching `pass` (a runner that
@@ -190,6 +219,17 @@ impl Drop for Planted<'_> {
     }
 }
 
+/// `argv` in the lane's own tree with no patch planted: a step that shares the builds
+/// of the lane's mutants (the same configuration, the same sources).
+pub fn in_tree(argv: &str) -> Run {
+    let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
+    Box::new(move |cx| {
+        let tree = cx.tree()?;
+        cx.cmd(&argv).dir(&tree).ok()?;
+        Ok(())
+    })
+}
+
 /// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST:
 /// "test TEST ... FAILED", not a build error, an abort or a hang.
 pub fn mutant(patch: &'static str, test: &str, env: Env, argv: &str) -> Run {
@@ -251,19 +291,7 @@ pub fn static_selection(features: String, target: &'static [&'static str], runne
         if features.is_empty() {
             return skipped("this CPU has none of avx2, aes, vaes")(cx);
         }
-        let mut argv = vec!["cargo", "rustc", "--profile", "test", "--lib", "--all-features"];
-        argv.extend(target);
-        argv.extend(["--message-format=json-render-diagnostics", "--", "-C"]);
-        let tf = format!("target-feature={features}");
-        argv.push(&tf);
-        let out = cx.cmd(&argv).ok()?;
-        let exe = out
-            .lines()
-            .filter(|l| l.starts_with("{\"reason\":\"compiler-artifact\""))
-            .filter_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next())
-            .next_back()
-            .ok_or("cargo rustc reported no test executable")?
-            .to_string();
+        let exe = static_build(cx, &cx.root, &features, target)?;
         let mut run: Vec<&str> = runner.to_vec();
         run.extend([exe.as_str(), "backend::"]);
         let out = cx.cmd(&run).ok()?;
@@ -276,7 +304,55 @@ pub fn static_selection(features: String, target: &'static [&'static str], runne
     })
 }
 
+/// The library's unit tests built in `dir` with `-C target-feature=FEATURES` given to
+/// this crate alone; the test executable's path.
+fn static_build(cx: &Ctx, dir: &Path, features: &str, target: &[&str]) -> Result<String, String> {
+    let mut argv = vec!["cargo", "rustc", "--profile", "test", "--lib", "--all-features"];
+    argv.extend(target);
+    argv.extend(["--message-format=json-render-diagnostics", "--", "-C"]);
+    let tf = format!("target-feature={features}");
+    argv.push(&tf);
+    let out = cx.cmd(&argv).dir(dir).ok()?;
+    let exe = out
+        .lines()
+        .filter(|l| l.starts_with("{\"reason\":\"compiler-artifact\""))
+        .filter_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next())
+        .next_back()
+        .ok_or("cargo rustc reported no test executable")?;
+    Ok(exe.to_string())
+}
+
+/// With PATCH planted, the library's unit test TEST, built with `-C
+/// target-feature=FEATURES` (this CPU's), must fail.
+pub fn static_mutant(patch: &'static str, test: &'static str, features: String) -> Run {
+    Box::new(move |cx| {
+        if features.is_empty() {
+            return skipped("this CPU has none of avx2, aes, vaes")(cx);
+        }
+        let (rc, out) = with_planted(cx, patch, |tree| {
+            let exe = static_build(cx, tree, &features, &[])?;
+            cx.cmd(&[exe.as_str(), "--exact", test]).out()
+        })??;
+        expect_output(&out, rc, FAILS, &[&format!("test {test} ... FAILED")]).map_err(|e| format!("with {patch} planted: {e}"))?;
+        cx.say(&format!("mutant {patch}: caught with -C target-feature={features} (exit {rc}), as it must"));
+        Ok(())
+    })
+}
+
 // ---- Windows -----------------------------------------------------------------------------
+
+/// Runs `inner` with one persistent wineserver for the prefix. Without it each test
+/// binary's Wine may start a server that exits 3 s after its last client, and a binary
+/// that connects while it exits fails ("wine client error:0: recvmsg: Connection reset
+/// by peer": seen once in a run of the suite).
+pub fn with_wineserver(inner: Run) -> Run {
+    Box::new(move |cx| {
+        cx.cmd(&[WINESERVER, "-p"]).ok()?;
+        let result = inner(cx);
+        let _ = cx.cmd(&[WINESERVER, "-k"]).ok();
+        result
+    })
+}
 
 /// The Wine prefix, made once; Wine 8 lacks bcryptprimitives.dll (ProcessPrng), which
 /// .ci/wine/bcryptprimitives.c provides in the prefix only.
@@ -285,7 +361,7 @@ pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
     fs::create_dir_all(&cx.target).map_err(|e| e.to_string())?; // wine wants the prefix's parent
     if !prefix.join("drive_c/windows/system32").is_dir() {
         cx.cmd(&[WINE, "wineboot", "--init"]).ok()?;
-        cx.cmd(&["/usr/lib/wine/wineserver", "-w"]).ok()?;
+        cx.cmd(&[WINESERVER, "-w"]).ok()?;
     }
     let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
     if !dll.exists() {
@@ -637,23 +713,29 @@ pub fn miri_models(
     let mut b = build.to_vec();
     b.push("--no-run");
     miri(&b, "").ok()?;
+    // Both models' commands as one queue for two workers, taken alternately from
+    // each model's list: a model whose commands run shorter lends its core to
+    // the other's rest (one fixed thread per model left a core idle for a minute).
+    let mut jobs = Vec::new();
+    for k in 0..runs[0].len().max(runs[1].len()) {
+        jobs.extend((0..2).filter_map(|i| runs[i].get(k).map(|args| (i, *args))));
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(vec![(0, String::new()), (0, String::new())]);
     std::thread::scope(|s| {
-        let hs: Vec<_> = (0..2)
-            .map(|i| {
-                let miri = &miri;
-                s.spawn(move || {
-                    let (mut rc, mut all) = (0, String::new());
-                    for args in runs[i] {
-                        let (r, out) = miri(args, MODELS[i].1).out()?;
-                        rc = if r != 0 { r } else { rc };
-                        all.push_str(&out);
-                    }
-                    Ok((rc, all))
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    })
+        let work = || -> Result<(), String> {
+            while let Some(&(i, args)) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                let (r, out) = miri(args, MODELS[i].1).out()?;
+                let mut all = results.lock().unwrap();
+                all[i].0 = if r != 0 { r } else { all[i].0 };
+                all[i].1.push_str(&out);
+            }
+            Ok(())
+        };
+        let workers: Vec<_> = (0..2).map(|_| s.spawn(work)).collect();
+        workers.into_iter().try_for_each(|w| w.join().unwrap())
+    })?;
+    Ok(results.into_inner().unwrap())
 }
 
 /// Each model's run passed, every command's test binary reporting tests passed.

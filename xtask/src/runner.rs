@@ -283,6 +283,28 @@ pub fn select(steps: &[Step], only: &[String], skip: &[String]) -> Vec<bool> {
     on
 }
 
+/// Where the runner keeps what outlives a run and its clone: `$XDG_CACHE_HOME` (or
+/// `~/.cache`) `/ratchet-rng-ci`.
+pub fn cache_dir() -> Result<PathBuf, String> {
+    let home = std::env::var("XDG_CACHE_HOME").or_else(|_| std::env::var("HOME").map(|h| format!("{h}/.cache")));
+    Ok(PathBuf::from(home.map_err(|_| "neither XDG_CACHE_HOME nor HOME is set")?).join("ratchet-rng-ci"))
+}
+
+/// Lanes whose build directory lives in [`cache_dir`], kept between runs: their
+/// dependencies run build scripts that no compiler cache keeps (mpi-sys runs bindgen
+/// for a minute). Cargo rebuilds the clone's own crates there as anywhere.
+const KEPT_LANES: &[&str] = &["mpi"];
+
+/// A lane's build directory: `target/<lane>` (`host`: `target/`), or for a kept lane
+/// its directory in [`cache_dir`].
+fn lane_dir(root: &Path, lane: &str) -> PathBuf {
+    match cache_dir() {
+        Ok(dir) if KEPT_LANES.contains(&lane) => dir.join(format!("target-{lane}")),
+        _ if lane == "host" => root.join("target"),
+        _ => root.join("target").join(lane),
+    }
+}
+
 /// `--list`: one line per step (budget, lane, name, needs); CONTRIBUTING.md holds it.
 pub fn list(steps: &[Step]) -> String {
     let mut out = String::new();
@@ -419,7 +441,7 @@ pub fn run(
                 let (root, common) = (root.to_path_buf(), &common);
                 scope.spawn(move || {
                     let started = Instant::now();
-                    let target = if s.lane == "host" { root.join("target") } else { root.join("target").join(s.lane) };
+                    let target = lane_dir(&root, s.lane);
                     let mut env = common.clone();
                     env.push(("CARGO_TARGET_DIR".into(), target.display().to_string()));
                     env.extend(s.env.iter().cloned());
