@@ -38,16 +38,29 @@ pub struct ThreadStatePages {
 /// tests that read the state between calls on this thread.
 #[cfg(feature = "thread_rng")]
 pub fn thread_state_pages() -> Option<ThreadStatePages> {
-    let seen = crate::thread::storage::inspect()?;
-    Some(ThreadStatePages {
-        address: seen.page.0,
-        len: seen.page.1,
-        buffer: seen.buffer,
-        wipe_on_fork: seen.advice.0,
-        dont_dump: seen.advice.1,
-        key: seen.secrets[0],
-        unread: seen.secrets[1],
-    })
+    crate::thread::storage::inspect(true).map(ThreadStatePages::from)
+}
+
+/// [`thread_state_pages`] as they are, with no call made first (none that
+/// could seed, reseed or refill); `None` before this thread's first use.
+#[cfg(feature = "thread_rng")]
+pub fn thread_state_pages_now() -> Option<ThreadStatePages> {
+    crate::thread::storage::inspect(false).map(ThreadStatePages::from)
+}
+
+#[cfg(feature = "thread_rng")]
+impl From<crate::thread::storage::Inspected> for ThreadStatePages {
+    fn from(seen: crate::thread::storage::Inspected) -> Self {
+        ThreadStatePages {
+            address: seen.page.0,
+            len: seen.page.1,
+            buffer: seen.buffer,
+            wipe_on_fork: seen.advice.0,
+            dont_dump: seen.advice.1,
+            key: seen.secrets[0],
+            unread: seen.secrets[1],
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -112,12 +125,15 @@ pub enum Point {
     DropWiped,
     /// The `pthread_atfork` child hook: `SLOT` and `PAGE` read, before the mark.
     ChildHookRead,
+    /// First use, a new slab (`pages.rs`): mapped and advised, not yet
+    /// published (another thread may publish its own slab first).
+    SlabAdvised,
 }
 
 #[cfg(feature = "thread_rng")]
 impl Point {
     /// Every point, in the order above.
-    pub const ALL: [Point; 22] = [
+    pub const ALL: [Point; 23] = [
         Point::TakeSlotRead,
         Point::TakeCopied,
         Point::TakeBeforeLive,
@@ -140,6 +156,7 @@ impl Point {
         Point::DropPageTaken,
         Point::DropWiped,
         Point::ChildHookRead,
+        Point::SlabAdvised,
     ];
 }
 
@@ -236,12 +253,50 @@ pub fn protection() -> Option<&'static str> {
 }
 
 /// Whether this process has registered its `pthread_atfork` handler (the fork
-/// protection's second layer: at the first use where the wipe is not
-/// believed, at the first buffer refill where it is).
+/// protection's second layer: at the process's first use, whatever the wipe).
 #[cfg(all(feature = "thread_rng", unix))]
 #[must_use]
 pub fn fork_handler_registered() -> bool {
     crate::thread::fork::atfork::registered()
+}
+
+/// How many calls that are not async-signal-safe (`pthread_atfork`, `dlsym`)
+/// the crate made on a thread after that thread's first use, in this process
+/// (issue 46: a signal handler that draws may run any later call, during a
+/// `fork()` too). SECURITY.md promises 0.
+#[cfg(feature = "thread_rng")]
+#[must_use]
+pub fn signal_unsafe_calls_after_first_use() -> usize {
+    SIGNAL_UNSAFE_AFTER_FIRST_USE.load(core::sync::atomic::Ordering::SeqCst)
+}
+
+#[cfg(feature = "thread_rng")]
+static SIGNAL_UNSAFE_AFTER_FIRST_USE: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
+#[cfg(feature = "thread_rng")]
+std::thread_local! {
+    /// Whether this thread's first use of the thread layer has finished.
+    static FIRST_USE_DONE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Called where the crate is about to make a call that is not
+/// async-signal-safe: counted if this thread's first use has finished.
+#[cfg(feature = "thread_rng")]
+pub(crate) fn signal_unsafe_call() {
+    if FIRST_USE_DONE
+        .try_with(core::cell::Cell::get)
+        .unwrap_or(true)
+    {
+        SIGNAL_UNSAFE_AFTER_FIRST_USE.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Called by the thread layer when a call that had this thread's state
+/// finishes: the thread's first use is over.
+#[cfg(feature = "thread_rng")]
+pub(crate) fn first_use_done() {
+    let _ = FIRST_USE_DONE.try_with(|done| done.set(true));
 }
 
 /// Makes this thread's decision of the fork protection (if it makes one), and

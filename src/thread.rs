@@ -203,10 +203,20 @@ impl ThreadRng {
     /// Reseeds this thread's generator from the operating system now, discarding
     /// buffered output.
     ///
+    /// Called reentrantly (from a signal handler, a custom `getrandom` backend
+    /// or a global allocator, while this thread's generator is in the middle
+    /// of a call), the reseed is left to the call it interrupted, which closes
+    /// the buffer as it ends: the thread's next call reseeds before it serves
+    /// anything (and, if the operating system fails it then, goes on with the
+    /// current key and tries again at the next refill). Called while this
+    /// thread's thread-locals are being destroyed, it does nothing: the
+    /// generator is gone, and every call is served by the operating system.
+    ///
     /// # Errors
     /// [`OsError`] if the operating system's generator fails; the generator then
     /// goes on serving its current state, unless a seed is required anyway
     /// (first use in the thread, after a fork: nothing is served until then).
+    /// A reentrant call returns `Ok(())`: its reseed has not happened yet.
     pub fn reseed(&mut self) -> Result<(), OsError> {
         storage::fill_slow(&mut [], true)
     }

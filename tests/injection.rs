@@ -345,20 +345,109 @@ fn raw_fork_child_shares_nothing_without_droppable() {
     );
 }
 
-/// Issue 34: where the wipe is believed, a process's first draw registers no
-/// `pthread_atfork` handler (2–10 µs of that draw), and the first buffer
-/// refill registers it (the second layer, for a restore that strips the
-/// wipe); where the wipe is not believed (qemu-user) the first draw does.
+/// Issue 46: the `pthread_atfork` handler is registered by a process's first
+/// use, whatever the wipe: never at a later call, which a signal handler may
+/// make while `fork()` holds libc's lock.
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
-fn fork_handler_registered_by_the_first_refill() {
+fn fork_handler_registered_by_the_first_use() {
     let o = run_whole("second_layer");
-    let wipe = o.text("protection") == "Wipe";
     assert_eq!(
         (o.get("before"), o.get("after_first"), o.get("after_refill")),
-        (0, usize::from(!wipe), 1),
+        (0, 1, 1),
         "registered (before any draw, after the first draw, after a refill), protection {}",
         o.text("protection")
+    );
+}
+
+/// Issue 46, defect 1: after a thread's first use, no call (refills, reseeds,
+/// a fork, another thread's first use and refills) makes a call that is not
+/// async-signal-safe (`pthread_atfork`, `dlsym`): the crate counts them.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn no_call_after_first_use_is_async_signal_unsafe() {
+    let o = run_whole("signal_safety");
+    assert!(o.get("values") > 1000, "{o:?}");
+    assert_eq!(
+        (o.get("unsafe_after_first_use"), o.get("child_unsafe")),
+        (0, 0),
+        "calls that are not async-signal-safe after a first use (parent, child), protection {}",
+        o.text("protection")
+    );
+}
+
+/// Issue 46, defect 5: a seccomp filter that fakes `MADV_WIPEONFORK` (answers 0
+/// without running it) while the unknown advice still gets `EINVAL` is
+/// believed; the `pthread_atfork` handler, registered by the first use, must
+/// still keep a libc child forked right after it from serving its parent's
+/// next values.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn a_faked_wipe_is_caught_from_the_first_use() {
+    let o = run_whole("faked_wipe");
+    if o.text("filtered") != "1" {
+        eprintln!("skipped: the seccomp filter could not be installed ({o:?})");
+        return;
+    }
+    assert_eq!(
+        (o.get("child_values"), o.get("shared")),
+        (4, 0),
+        "(child values, child values among the parent's next ones), protection {}",
+        o.text("protection")
+    );
+}
+
+/// Issue 46, defect 4: where no wipe is believed, a child forked after the
+/// slow path's last check (from a signal handler inside the call) holds none
+/// of its parent's key or unread output when the interrupted call returns.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn a_child_forked_after_the_recheck_holds_no_parent_key() {
+    let o = run_whole("fork_after_recheck");
+    assert_eq!(
+        (o.text("protection"), o.get("forked")),
+        ("PidCheck", 1),
+        "{o:?}"
+    );
+    assert!(
+        o.get("before_key") > 0 && o.get("before_unread") > 0,
+        "nothing to check: {o:?}"
+    );
+    assert_eq!(
+        (o.get("child_key"), o.get("child_unread")),
+        (0, 0),
+        "nonzero bytes of the parent's key and unread output in the child"
+    );
+}
+
+/// Issue 46, defect 2: two threads race to make the first slab; the one whose
+/// slab is published saw the wipe fail, the loser's advice was accepted. Both
+/// must report the published slab's advice (not wiped): the loser's own,
+/// unmapped, must not make its state believed wiped.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn the_advice_is_the_published_slabs() {
+    let o = run_whole("slab_race");
+    assert_eq!(o.get("loser_held"), 1, "the race did not happen: {o:?}");
+    assert_eq!(
+        (o.get("winner_wiped"), o.get("loser_wiped")),
+        (0, 0),
+        "(winner's, loser's) state believed wiped in a forked child"
+    );
+}
+
+/// Issue 46, nit: a `reseed()` from a signal handler inside a call (the state
+/// in use) is done by the thread's next call: it serves none of the bytes
+/// buffered before, and the key is new.
+#[test]
+#[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
+fn a_reentrant_reseed_is_done_by_the_next_call() {
+    let o = run_whole("reentrant_reseed");
+    assert_eq!(o.get("fired"), 1, "{o:?}");
+    assert_eq!(
+        (o.get("key_kept"), o.get("served_buffered")),
+        (0, 0),
+        "(the key unchanged by the next call, its value among the bytes buffered before)"
     );
 }
 
@@ -1032,6 +1121,11 @@ mod scenario {
             "seccomp" => return seccomp(),
             "atfork_child" => return atfork_child(),
             "second_layer" => return second_layer(),
+            "signal_safety" => return signal_safety(),
+            "faked_wipe" => return faked_wipe(),
+            "fork_after_recheck" => return fork_after_recheck(),
+            "slab_race" => return slab_race(),
+            "reentrant_reseed" => return reentrant_reseed(),
             "untouched_buffer" => return untouched_buffer(),
             "raw_fork_no_droppable" => return raw_fork_no_droppable(),
             "reserve_fork:believed" => return reserve_fork(true),
@@ -1160,7 +1254,7 @@ mod scenario {
         );
     }
 
-    // --- issue 34: the second layer, registered off the first draw ------------
+    // --- issue 46: the second layer, registered by the first use ---------------
 
     /// Registration before any draw, after the first (a short batch), and
     /// after a draw larger than the buffer (a refill).
@@ -1176,6 +1270,239 @@ mod scenario {
             u8::from(before),
             u8::from(after_first),
             u8::from(__inspect::fork_handler_registered()),
+        );
+    }
+
+    /// A first use, refills, `reseed()`, a libc fork (the child draws and
+    /// reports its own count), a second thread's first use and refills: the
+    /// calls that are not async-signal-safe made after a first use.
+    fn signal_safety() {
+        let read_fd = open_pipe();
+        let _ = ratchet_rng::u64();
+        let mut big = vec![0u8; 64 << 10];
+        for _ in 0..4 {
+            ratchet_rng::fill(&mut big);
+            for _ in 0..300 {
+                VALUES.push(ratchet_rng::u64());
+            }
+        }
+        ratchet_rng::rng().reseed().unwrap();
+        ratchet_rng::fill(&mut big);
+        // SAFETY: one thread; the child draws, reports and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            ratchet_rng::fill(&mut big);
+            let _ = ratchet_rng::u64();
+            report_and_exit(&[__inspect::signal_unsafe_calls_after_first_use() as u64]);
+        }
+        let [child] = child_words::<1>(read_fd, pid);
+        std::thread::spawn(|| {
+            let mut big = vec![0u8; 64 << 10];
+            for _ in 0..300 {
+                VALUES.push(ratchet_rng::u64());
+            }
+            ratchet_rng::fill(&mut big);
+        })
+        .join()
+        .unwrap();
+        println!(
+            "INJECTION-RESULT protection={} values={} unsafe_after_first_use={} child_unsafe={child}",
+            __inspect::protection().unwrap_or("undecided"),
+            VALUES.len(),
+            __inspect::signal_unsafe_calls_after_first_use(),
+        );
+    }
+
+    /// A seccomp filter on this thread: `madvise(.., MADV_WIPEONFORK)` answers 0
+    /// without running; everything else runs (the unknown advice gets
+    /// `EINVAL` from the kernel). False if it could not be installed.
+    fn fake_wipe_filter() -> bool {
+        const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+        const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+        const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+        // `seccomp_data`: `nr` at 0, `args[2]` at 32 (its low word first on a
+        // little-endian machine).
+        let advice_low = if cfg!(target_endian = "little") {
+            32
+        } else {
+            36
+        };
+        let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        let mut filter = [
+            op(LD_W_ABS, 0, 0, 0),
+            op(JEQ_K, 0, 3, libc::SYS_madvise as u32),
+            op(LD_W_ABS, 0, 0, advice_low),
+            op(JEQ_K, 0, 1, libc::MADV_WIPEONFORK as u32),
+            op(RET_K, 0, 0, 0x0005_0000), // SECCOMP_RET_ERRNO | 0: "success"
+            op(RET_K, 0, 0, 0x7fff_0000), // SECCOMP_RET_ALLOW
+        ];
+        let prog = libc::sock_fprog {
+            len: filter.len() as u16,
+            filter: filter.as_mut_ptr(),
+        };
+        // SAFETY: plain prctl calls; `prog` outlives them.
+        unsafe {
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+                && libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog) == 0
+        }
+    }
+
+    /// Under [`fake_wipe_filter`], with no droppable page (which a child's
+    /// wipe would otherwise catch): a first `u64()` (a short batch), a libc
+    /// `fork`, then four values in each process.
+    fn faked_wipe() {
+        let read_fd = open_pipe();
+        __inspect::without_droppable_page();
+        let filtered = fake_wipe_filter();
+        let _ = ratchet_rng::u64();
+        // SAFETY: one thread; the child draws, reports and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        let four = || [0; 4].map(|_: u64| ratchet_rng::u64());
+        if pid == 0 {
+            report_and_exit(&four());
+        }
+        let parent = four();
+        let child = child_words::<4>(read_fd, pid);
+        let shared = child.iter().filter(|v| parent.contains(v)).count();
+        println!(
+            "INJECTION-RESULT protection={} filtered={} child_values={} shared={shared}",
+            __inspect::protection().unwrap_or("undecided"),
+            u8::from(filtered),
+            child.iter().filter(|&&v| v != 0).count(),
+        );
+    }
+
+    static FORKED_AFTER_LIVE: AtomicI32 = AtomicI32::new(-1);
+
+    /// Forks at `SlowAfterLive`, once (the main thread, single-threaded).
+    fn fork_after_live(point: Point) {
+        if point == Point::SlowAfterLive && FORKED_AFTER_LIVE.load(Ordering::Relaxed) == -1 {
+            // SAFETY: one thread; the child goes on with the interrupted call,
+            // then reports and `_exit`s.
+            let pid = unsafe { libc::fork() };
+            FORKED_AFTER_LIVE.store(pid, Ordering::Relaxed);
+        }
+    }
+
+    /// No wipe believed (every call takes the slow path): a refill, then a
+    /// `u64()` during which the hook forks after the re-check; the child
+    /// counts the nonzero bytes of the key and unread output the parent held.
+    fn fork_after_recheck() {
+        let read_fd = open_pipe();
+        __inspect::simulate_wipe_verdict(Some(false));
+        let mut big = vec![0u8; 16 << 10];
+        ratchet_rng::fill(&mut big);
+        let _ = ratchet_rng::u64();
+        let pages = __inspect::thread_state_pages().expect("state");
+        let ranges = [pages.key, pages.unread];
+        let before = ranges.map(nonzero);
+        __inspect::set_injection_hook(Some(fork_after_live));
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(None);
+        let pid = FORKED_AFTER_LIVE.load(Ordering::Relaxed);
+        if pid == 0 {
+            report_and_exit(&ranges.map(nonzero));
+        }
+        let child = if pid > 0 {
+            child_words::<2>(read_fd, pid)
+        } else {
+            [u64::MAX; 2]
+        };
+        println!(
+            "INJECTION-RESULT protection={} forked={} before_key={} before_unread={} \
+             child_key={} child_unread={}",
+            __inspect::protection().unwrap_or("undecided"),
+            u8::from(pid > 0),
+            before[0],
+            before[1],
+            child[0],
+            child[1],
+        );
+    }
+
+    static LOSER: AtomicU64 = AtomicU64::new(0);
+    static LOSER_HELD: AtomicBool = AtomicBool::new(false);
+    static WINNER_DONE: AtomicBool = AtomicBool::new(false);
+
+    /// Holds the loser at `SlabAdvised` until the winner has published its slab.
+    fn hold_loser(point: Point) {
+        if point == Point::SlabAdvised && this_thread() == LOSER.load(Ordering::SeqCst) {
+            LOSER_HELD.store(true, Ordering::SeqCst);
+            wait_for(&WINNER_DONE);
+        }
+    }
+
+    /// The first slab made by two racing first uses: the loser's advice is
+    /// accepted, the winner's (published) is not.
+    fn slab_race() {
+        __inspect::set_injection_hook(Some(hold_loser));
+        let loser = std::thread::spawn(|| {
+            LOSER.store(this_thread(), Ordering::SeqCst);
+            __inspect::simulate_wipe_verdict(Some(true));
+            let _ = ratchet_rng::u64();
+            __inspect::thread_state_pages().expect("state").wipe_on_fork
+        });
+        wait_for(&LOSER_HELD);
+        let winner = std::thread::spawn(|| {
+            __inspect::simulate_wipe_verdict(Some(false));
+            let _ = ratchet_rng::u64();
+            __inspect::thread_state_pages().expect("state").wipe_on_fork
+        })
+        .join()
+        .unwrap();
+        WINNER_DONE.store(true, Ordering::SeqCst);
+        let loser = loser.join().unwrap();
+        __inspect::set_injection_hook(None);
+        println!(
+            "INJECTION-RESULT protection={} loser_held={} winner_wiped={} loser_wiped={}",
+            __inspect::protection().unwrap_or("undecided"),
+            u8::from(LOSER_HELD.load(Ordering::SeqCst)),
+            u8::from(winner),
+            u8::from(loser),
+        );
+    }
+
+    static RESEED_FIRED: AtomicUsize = AtomicUsize::new(0);
+
+    /// Inside a call that holds the state (the fast path's `TakeCopied`, or
+    /// the slow path's `SlowServed` where every call takes it), once: `reseed()`.
+    fn reseed_inside(point: Point) {
+        if matches!(point, Point::TakeCopied | Point::SlowServed)
+            && RESEED_FIRED.fetch_add(1, Ordering::SeqCst) == 0
+        {
+            ratchet_rng::rng().reseed().unwrap();
+        }
+    }
+
+    /// The whole key and buffer, read (no call of this thread in progress).
+    fn bytes((address, len): (usize, usize)) -> Vec<u8> {
+        // SAFETY: a range of this thread's slot, read while no call uses it.
+        (0..len)
+            .map(|i| unsafe { ((address + i) as *const u8).read_volatile() })
+            .collect()
+    }
+
+    /// A refill (the fast path opens), a fast-path `u64()` whose hook calls
+    /// `reseed()` (reentrant: the state is in use), then one more `u64()`.
+    fn reentrant_reseed() {
+        let mut big = vec![0u8; 16 << 10];
+        ratchet_rng::fill(&mut big);
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(Some(reseed_inside));
+        let _ = ratchet_rng::u64();
+        __inspect::set_injection_hook(None);
+        let pages = __inspect::thread_state_pages_now().expect("state");
+        let key = bytes(pages.key);
+        let unread = bytes(pages.unread);
+        let next = ratchet_rng::u64().to_le_bytes();
+        let after = __inspect::thread_state_pages().expect("state");
+        let served_buffered = unread.windows(8).any(|w| w == next);
+        println!(
+            "INJECTION-RESULT protection={} fired={} key_kept={} served_buffered={}",
+            __inspect::protection().unwrap_or("undecided"),
+            RESEED_FIRED.load(Ordering::SeqCst),
+            u8::from(bytes(after.key) == key),
+            u8::from(served_buffered),
         );
     }
 

@@ -251,6 +251,76 @@ fn deep(op: impl FnOnce()) {
     std::hint::black_box(&mut pad);
 }
 
+/// Issue 46, defect 3: a signal handler on an alternate stack (`SA_ONSTACK`)
+/// that draws while a refill holds the state (raised at `SlowServed`): its
+/// call, served by the OS, must leave the refill's stack scrub to the refill.
+#[cfg(ratchet_rng_inspect)]
+mod onstack {
+    use ratchet_rng::__inspect::{self, Point};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    pub static DRAWN: AtomicUsize = AtomicUsize::new(0);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        let _ = ratchet_rng::u64();
+        DRAWN.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Raises the signal on this thread at `SlowServed`, once.
+    fn hook(point: Point) {
+        if point == Point::SlowServed && ARMED.swap(false, Ordering::SeqCst) {
+            // SAFETY: a signal to this thread, whose handler is installed;
+            // delivered before `pthread_kill` returns.
+            unsafe { libc::pthread_kill(libc::pthread_self(), libc::SIGUSR2) };
+        }
+    }
+
+    /// Runs `op` with the handler installed (`SA_ONSTACK`, on an alternate
+    /// stack of this thread's) and the hook armed.
+    pub fn with_handler(op: impl FnOnce()) {
+        let mut alt = vec![0u8; 64 << 10];
+        // SAFETY: a signal stack in `alt`, which outlives its use (disabled
+        // below); a handler that only draws; sigaction with valid pointers.
+        unsafe {
+            let stack = libc::stack_t {
+                ss_sp: alt.as_mut_ptr().cast(),
+                ss_flags: 0,
+                ss_size: alt.len(),
+            };
+            assert_eq!(libc::sigaltstack(&stack, std::ptr::null_mut()), 0);
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_ONSTACK;
+            assert_eq!(
+                libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut()),
+                0
+            );
+        }
+        __inspect::set_injection_hook(Some(hook));
+        ARMED.store(true, Ordering::SeqCst);
+        op();
+        __inspect::set_injection_hook(None);
+        // SAFETY: disables the alternate stack before `alt` is freed.
+        unsafe {
+            let off = libc::stack_t {
+                ss_sp: std::ptr::null_mut(),
+                ss_flags: libc::SS_DISABLE,
+                ss_size: 0,
+            };
+            assert_eq!(libc::sigaltstack(&off, std::ptr::null_mut()), 0);
+        }
+        // The kernel saved the interrupted refill's registers (output blocks
+        // among them) in the signal frame on this stack: the test's memory,
+        // which no scrub of the crate's reaches (SECURITY.md, "Not covered").
+        for byte in &mut alt {
+            // SAFETY: a byte of `alt`.
+            unsafe { std::ptr::write_volatile(byte, 0) };
+        }
+        drop(alt);
+    }
+}
+
 /// What the generator's thread tells the scanner at a checkpoint.
 #[cfg(ratchet_rng_inspect)]
 struct Checkpoint {
@@ -358,6 +428,23 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                     ratchet_rng::fill(&mut [0u8; 40]);
                 });
                 checkpoint("scheduled reseeds", &[]);
+                // Issue 46: a buffer refill a handler interrupted (its own call,
+                // on its own stack, served by the OS), with the refill kernel's
+                // spills (the last output blocks, unread) below this frame. The
+                // draws stop at the refill, so that no later call writes there.
+                deep(|| {
+                    onstack::with_handler(|| {
+                        let mut n = 0;
+                        while onstack::DRAWN.load(std::sync::atomic::Ordering::SeqCst) == 0
+                            && n < 100_000
+                        {
+                            let _ = ratchet_rng::u64();
+                            n += 1;
+                        }
+                    });
+                });
+                assert_eq!(onstack::DRAWN.load(std::sync::atomic::Ordering::SeqCst), 1);
+                checkpoint("a refill a handler drew inside (SA_ONSTACK)", &[]);
             });
             // Dropped if this thread panics: the other one then stops waiting.
             let to_thread = to_thread;
@@ -385,7 +472,7 @@ fn no_key_or_unread_output_outside_the_state_pages() {
             unfound.is_empty(),
             "copies planted on purpose were not found (the scan proves nothing): {unfound:?}"
         );
-        assert_eq!(steps, 9, "the thread stopped early");
+        assert_eq!(steps, 10, "the thread stopped early");
         let s = secrets.into_inner().unwrap();
         assert!(s.len() > 1000, "only {} windows", s.len());
         // The thread is gone and its state unmapped: nowhere at all.

@@ -135,33 +135,42 @@ const fn bit(word: u32, n: u32) -> bool {
     word & (1 << n) != 0
 }
 
-/// Leaves 1 and 7 (subleaf 0) as glibc 2.33+ recorded them when the program
-/// started (its dynamic loader runs CPUID for its own string functions), read
-/// through `__x86_get_cpuid_feature_leaf` (`<sys/platform/x86.h>`): the raw
-/// registers, not glibc's "active" view, which its tunables may mask. Looked
-/// up with `dlsym` once (about 1 µs, where a CPUID costs 5 µs in a VM); `None`
-/// where it is not exported (an older glibc, a static program).
+/// `struct cpuid_feature *__x86_get_cpuid_feature_leaf(unsigned int)`:
+/// `cpuid_array[4]` (EAX, EBX, ECX, EDX), then `active_array[4]`.
 #[cfg(all(
     feature = "thread_rng",
     target_os = "linux",
     target_env = "gnu",
     not(miri)
 ))]
-fn glibc_leaf(leaf: u32) -> Option<core::arch::x86_64::CpuidResult> {
-    use core::sync::atomic::AtomicPtr;
-    /// The function's address; null: not looked up yet; `ABSENT`: not found.
-    static LOOKUP: AtomicPtr<libc::c_void> = AtomicPtr::new(core::ptr::null_mut());
+type LeafFn = unsafe extern "C" fn(libc::c_uint) -> *const [u32; 8];
+
+/// [`glibc_table`]'s function's address; null: not looked up yet; dangling:
+/// not found.
+#[cfg(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
+static LOOKUP: core::sync::atomic::AtomicPtr<libc::c_void> =
+    core::sync::atomic::AtomicPtr::new(core::ptr::null_mut());
+
+/// glibc 2.33+'s `__x86_get_cpuid_feature_leaf` (`<sys/platform/x86.h>`),
+/// looked up with `dlsym` once (about 1 µs, where a CPUID costs 5 µs in a VM);
+/// `None` where it is not exported (an older glibc, a static program).
+#[cfg(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
+fn glibc_table() -> Option<LeafFn> {
     const ABSENT: *mut libc::c_void = core::ptr::dangling_mut();
-    /// `struct cpuid_feature`: `cpuid_array[4]` (EAX, EBX, ECX, EDX), then
-    /// `active_array[4]`.
-    type LeafFn = unsafe extern "C" fn(libc::c_uint) -> *const [u32; 8];
-    let index = match leaf {
-        1 => 0, // CPUID_INDEX_1
-        7 => 1, // CPUID_INDEX_7
-        _ => return None,
-    };
     let mut found = LOOKUP.load(Relaxed);
     if found.is_null() {
+        #[cfg(ratchet_rng_inspect)]
+        crate::__inspect::signal_unsafe_call();
         // SAFETY: a symbol lookup in the loaded objects, with a valid C
         // string; null when absent.
         found =
@@ -171,17 +180,57 @@ fn glibc_leaf(leaf: u32) -> Option<core::arch::x86_64::CpuidResult> {
         }
         LOOKUP.store(found, Relaxed);
     }
-    if found == ABSENT {
-        return None;
-    }
-    // SAFETY: glibc's `const struct cpuid_feature *__x86_get_cpuid_feature_leaf
-    // (unsigned int)`: a pure function of that signature, which answers a
-    // pointer to its table's entry (or to an all-zero one past its end); the
-    // table is written before `main` and never again.
-    let regs = unsafe {
-        let leaf_fn = core::mem::transmute::<*mut libc::c_void, LeafFn>(found);
-        leaf_fn(index).as_ref()?
+    // SAFETY: the symbol glibc exports under that name has `LeafFn`'s
+    // signature (`<sys/platform/x86.h>`).
+    (found != ABSENT).then(|| unsafe { core::mem::transmute::<*mut libc::c_void, LeafFn>(found) })
+}
+
+/// Looks glibc's CPUID table up now if it is not yet. The thread-local
+/// generator calls this at a thread's first use, so that no later call (in a
+/// signal handler, maybe during a `fork()`) runs `dlsym`, which is not
+/// async-signal-safe (issue 46): a build whose target features answer every
+/// first-use probe (`-C target-cpu=skylake`) would otherwise look it up first
+/// at the first refill's second stage.
+#[cfg(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
+pub(crate) fn look_up_cpuid_table() {
+    let _ = glibc_table();
+}
+
+/// See above: nothing to look up here.
+#[cfg(not(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+)))]
+pub(crate) fn look_up_cpuid_table() {}
+
+/// Leaves 1 and 7 (subleaf 0) as glibc 2.33+ recorded them when the program
+/// started (its dynamic loader runs CPUID for its own string functions), read
+/// through [`glibc_table`]: the raw registers, not glibc's "active" view,
+/// which its tunables may mask.
+#[cfg(all(
+    feature = "thread_rng",
+    target_os = "linux",
+    target_env = "gnu",
+    not(miri)
+))]
+fn glibc_leaf(leaf: u32) -> Option<core::arch::x86_64::CpuidResult> {
+    let index = match leaf {
+        1 => 0, // CPUID_INDEX_1
+        7 => 1, // CPUID_INDEX_7
+        _ => return None,
     };
+    let leaf_fn = glibc_table()?;
+    // SAFETY: glibc's pure function, which answers a pointer to its table's
+    // entry (or to an all-zero one past its end); the table is written before
+    // `main` and never again.
+    let regs = unsafe { leaf_fn(index).as_ref()? };
     Some(core::arch::x86_64::CpuidResult {
         eax: regs[0],
         ebx: regs[1],
@@ -295,6 +344,38 @@ mod tests {
             assert_eq!(has(VAES), std::arch::is_x86_feature_detected!("vaes"));
         }
         assert!(has(0), "no bits: always");
+    }
+
+    /// Issue 46: a thread's first use looks glibc's CPUID table up, so that no
+    /// later call (a signal handler's, maybe during a `fork()`) runs `dlsym`.
+    /// In a process of its own (this binary re-run for this test alone), whose
+    /// first call into the crate is the first use. It can fail only where the
+    /// build's target features answer every probe of a first use: CI runs it
+    /// there (`-C target-feature` of the CPU, `mutant cpuid-lookup-late.patch`).
+    #[test]
+    #[cfg(all(feature = "thread_rng", target_os = "linux", target_env = "gnu"))]
+    fn first_use_looks_up_the_cpuid_table() {
+        const NAME: &str = "backend::x86_cpu::tests::first_use_looks_up_the_cpuid_table";
+        if std::env::var_os("RATCHET_RNG_FIRST_USE_CHILD").is_some() {
+            assert!(LOOKUP.load(Relaxed).is_null(), "looked up before any call");
+            let _ = crate::u64();
+            assert!(
+                !LOOKUP.load(Relaxed).is_null(),
+                "not looked up by the first use"
+            );
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env("RATCHET_RNG_FIRST_USE_CHILD", "1")
+            .output()
+            .unwrap();
+        let text = std::string::String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("1 passed"),
+            "{text}{}",
+            std::string::String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// glibc 2.33+ exports its CPUID table, and the bits read there are

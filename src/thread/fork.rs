@@ -109,9 +109,9 @@ const CONSERVATIVE: [Protection; 4] = [
 
 /// This process's protection, decided on first use from `wipes` (what
 /// [`advise_wipe`] answered for the calling thread's slab); the
-/// `pthread_atfork` handler (hook `on_child`) is registered then unless the
-/// wipe is believed. An atomic, not a `Once`: a fork while another thread
-/// holds a `Once` would leave the child waiting forever.
+/// `pthread_atfork` handler (hook `on_child`) is registered then, whatever the
+/// verdict. An atomic, not a `Once`: a fork while another thread holds a
+/// `Once` would leave the child waiting forever.
 ///
 /// Racing threads need not agree (the per-thread [`WIPE_VERDICT`]): each
 /// returns the verdicts merged by `fetch_max` in [`CONSERVATIVE`]'s order, so
@@ -119,11 +119,6 @@ const CONSERVATIVE: [Protection; 4] = [
 /// its fast path open until its next slow path (at most one buffer).
 pub(crate) fn protection(on_child: fn(), wipes: bool) -> Protection {
     if let Some(known) = decided() {
-        if known == Protection::Wipe && !wipes {
-            // A slab the kernel would not advise, in a process whose wipe is
-            // believed: the hook zeroes its states in a libc child.
-            second_layer(on_child);
-        }
         return known;
     }
     let decided = decide(on_child, wipes);
@@ -160,22 +155,19 @@ fn decide(on_child: fn(), wipes: bool) -> Protection {
     if !cfg!(unix) {
         return Protection::NoFork;
     }
-    if wipe::HAS_WIPE && wipes {
-        // The handler is registered at a later slow path ([`second_layer`]).
-        return Protection::Wipe;
-    }
+    // Registered here, at a first use, and never later: `pthread_atfork` takes
+    // libc's lock, which `fork()` holds, so a signal handler that draws
+    // during a fork would wait forever in it (issue 46). Where the wipe is
+    // believed too, the handler catches a libc fork that a wipe faked by an
+    // emulator or a seccomp filter misses, and zeroes an unadvised slab.
     let registered = atfork::register(on_child);
-    if !wipe::HAS_WIPE && registered {
+    if wipe::HAS_WIPE && wipes {
+        Protection::Wipe
+    } else if !wipe::HAS_WIPE && registered {
         Protection::Epoch
     } else {
         Protection::PidCheck
     }
-}
-
-/// Registers the `pthread_atfork` handler (hook `on_child`) if it is not yet:
-/// at every slow path but a first use, which it would slow (libc allocates).
-pub(crate) fn second_layer(on_child: fn()) {
-    atfork::register(on_child);
 }
 
 /// The current fork epoch (moved in every libc-made child).

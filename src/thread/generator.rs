@@ -45,7 +45,7 @@ const SHALLOW_SCRUB_BYTES: usize = 2048;
 
 /// How deep the secrets a slow-path call left on the stack may lie.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Depth {
+pub(crate) enum Depth {
     /// Nothing generated or reseeded since the last scrub.
     Clean,
     /// A reseed without the full mix, a short batch: [`SHALLOW_SCRUB_BYTES`].
@@ -59,21 +59,33 @@ std::thread_local! {
     static STACK_USED: core::cell::Cell<Depth> = const { core::cell::Cell::new(Depth::Clean) };
 }
 
+/// Called as a slow-path call begins: takes what this thread's stack may hold
+/// so far (an interrupted call's secrets, when this call is a signal handler's
+/// or another reentrant one's) and leaves the mark clean for this call. Give
+/// it back to [`scrub_stack_if_used`]: a reentrant call then scrubs only what
+/// it used, and the call it interrupted still scrubs its own (issue 46).
+pub(crate) fn enter_stack() -> Depth {
+    STACK_USED
+        .try_with(|used| used.replace(Depth::Clean))
+        .unwrap_or(Depth::Clean)
+}
+
 /// Zeroes the stack a slow-path call that generated or reseeded used: spilled
 /// registers and temporaries (round keys, output blocks) that no zeroizing of
-/// variables reaches. Called by the slow path's outer frame right after its
-/// inner frames returned, so that this frame covers theirs. Each depth zeroes
-/// an array in a frame of its own right below this one: in one frame, the
+/// variables reaches; then puts back `outer`, what [`enter_stack`] took at the
+/// call's start. Called by the slow path's outer frame right after its inner
+/// frames returned, so that this frame covers theirs. Each depth zeroes an
+/// array in a frame of its own right below this one: in one frame, the
 /// shallow array could be laid out below the stack it must cover.
 #[inline(never)]
-pub(crate) fn scrub_stack_if_used() {
+pub(crate) fn scrub_stack_if_used(outer: Depth) {
     #[inline(never)]
     fn scrub<const BYTES: usize>() {
         let mut area = [0u8; BYTES];
         // Makes the zeros observable, so that the stores are not optimised away.
         core::hint::black_box(&mut area);
     }
-    match STACK_USED.try_with(|used| used.replace(Depth::Clean)) {
+    match STACK_USED.try_with(|used| used.replace(outer)) {
         Ok(Depth::Deep) => scrub::<SCRUB_BYTES>(),
         Ok(Depth::Shallow) => scrub::<SHALLOW_SCRUB_BYTES>(),
         _ => {}

@@ -9,7 +9,7 @@
 //! ([`reserved_seed`]).
 
 use core::ptr;
-use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicUsize, Ordering, compiler_fence};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, compiler_fence};
 
 /// States per slab: one bit each in the word [`Slab::taken`] (no `AtomicU64`).
 const SLOTS: usize = usize::BITS as usize;
@@ -18,13 +18,27 @@ const SLOTS: usize = usize::BITS as usize;
 const MAX_SLABS: usize = 1024;
 
 struct Slab {
-    /// The mapping (null: not made yet).
+    /// The mapping (null: not made yet), with what the kernel accepted for the
+    /// whole slab in its low bits ([`WIPED`], [`NOT_DUMPED`]; the mapping is
+    /// page-aligned): one word, so that the advice read is always the
+    /// published mapping's, never a racing thread's that lost (issue 46).
     base: AtomicPtr<u8>,
     /// Bit `i`: slot `i` is held by a thread.
     taken: AtomicUsize,
-    /// What the kernel accepted for the whole slab (written before `base` is
-    /// published): bit 0, wiped in a forked child; bit 1, not in core dumps.
-    advice: AtomicU8,
+}
+
+/// [`Slab::base`]'s bit 0: the slab is wiped in a forked child.
+const WIPED: usize = 1;
+/// [`Slab::base`]'s bit 1: the slab is kept out of core dumps.
+const NOT_DUMPED: usize = 2;
+
+impl Slab {
+    /// The published mapping and its advice bits, if the slab is made.
+    fn published(&self) -> Option<(*mut u8, usize)> {
+        let tagged = self.base.load(Ordering::Acquire);
+        let advice = tagged.addr() & (WIPED | NOT_DUMPED);
+        (!tagged.is_null()).then(|| (tagged.map_addr(|a| a & !(WIPED | NOT_DUMPED)), advice))
+    }
 }
 
 /// The first slab's slot 0 is never a thread's: its state's bytes hold the
@@ -34,7 +48,6 @@ static SLABS: [Slab; MAX_SLABS] = {
         Slab {
             base: AtomicPtr::new(ptr::null_mut()),
             taken: AtomicUsize::new(0),
-            advice: AtomicU8::new(0),
         }
     }; MAX_SLABS];
     slabs[0].taken = AtomicUsize::new(1);
@@ -152,34 +165,44 @@ unsafe fn unmap(page: *mut u8, len: usize) {
 }
 
 /// Makes `slab`'s mapping (the first slab ever also classifies the process:
-/// `fork::advise_wipe`), or takes the one another thread published first.
-fn base(slab: &Slab, stride: Stride) -> Option<*mut u8> {
-    let base = slab.base.load(Ordering::Acquire);
-    if !base.is_null() {
-        return Some(base);
+/// `fork::advise_wipe`), or takes the one another thread published first; with
+/// the published one's advice bits.
+fn base(slab: &Slab, stride: Stride) -> Option<(*mut u8, usize)> {
+    if let Some(published) = slab.published() {
+        return Some(published);
     }
     let len = slab_len(stride);
     let mine = map(len)?;
     // SAFETY: `mine..mine + len` is the fresh slab made above (`map`).
     let advice = unsafe {
-        u8::from(super::fork::advise_wipe(mine, len))
-            | u8::from(super::fork::advise_no_dump(mine, len)) << 1
+        (if super::fork::advise_wipe(mine, len) {
+            WIPED
+        } else {
+            0
+        }) | (if super::fork::advise_no_dump(mine, len) {
+            NOT_DUMPED
+        } else {
+            0
+        })
     };
-    slab.advice.store(advice, Ordering::Relaxed);
+    // Advised, not yet published: another thread may publish its own here.
+    inject!(SlabAdvised);
+    let tagged = mine.map_addr(|a| a | advice);
     match slab
         .base
-        .compare_exchange(ptr::null_mut(), mine, Ordering::AcqRel, Ordering::Acquire)
+        .compare_exchange(ptr::null_mut(), tagged, Ordering::AcqRel, Ordering::Acquire)
     {
         Ok(_) => {
             if ptr::eq(slab, &SLABS[0]) && size_of::<Reserve>() <= stride.state {
                 RESERVE.store(mine.cast(), Ordering::Release);
             }
-            Some(mine)
+            Some((mine, advice))
         }
-        Err(theirs) => {
+        Err(_) => {
             // SAFETY: ours, never published.
             unsafe { unmap(mine, len) };
-            Some(theirs)
+            // The winner's mapping and its advice, not ours.
+            slab.published()
         }
     }
 }
@@ -191,7 +214,7 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
     for slab in &SLABS {
         let mut taken = slab.taken.load(Ordering::Relaxed);
         while taken != usize::MAX {
-            let base = base(slab, stride)?;
+            let (base, advice) = base(slab, stride)?;
             let slot = (!taken).trailing_zeros();
             match slab.taken.compare_exchange_weak(
                 taken,
@@ -200,10 +223,9 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
-                    let advice = slab.advice.load(Ordering::Relaxed);
                     // `slot < SLOTS`: inside the slab.
                     let slot = slot_at(base, slot as usize, stride);
-                    return Some((slot, (advice & 1 != 0, advice & 2 != 0)));
+                    return Some((slot, (advice & WIPED != 0, advice & NOT_DUMPED != 0)));
                 }
                 Err(now) => taken = now,
             }
@@ -221,7 +243,9 @@ pub(crate) fn take(stride: Stride) -> Option<(Slot, (bool, bool))> {
 pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
     let reserve = RESERVE.load(Ordering::Acquire);
     let believed = match super::fork::decided() {
-        Some(super::fork::Protection::Wipe) => SLABS[0].advice.load(Ordering::Relaxed) & 1 != 0,
+        Some(super::fork::Protection::Wipe) => SLABS[0]
+            .published()
+            .is_some_and(|(_, advice)| advice & WIPED != 0),
         Some(super::fork::Protection::NoFork) => true,
         _ => false,
     };
@@ -236,23 +260,35 @@ pub(crate) fn reserved_seed(seed: &mut [u8; 32]) -> bool {
     if busy.swap(1, Ordering::Acquire) != 0 {
         return false;
     }
-    // SAFETY: as above; held: no other reference to the seeds.
-    let seeds = unsafe { &mut (*reserve).seeds };
+    // The seeds, held: no other thread touches them. Reached through this raw
+    // pointer, each reference made from it ending before the next injection
+    // point, so that the fork hook (`zero_unwiped`), which may run inside this
+    // call in a child forked from a signal handler, writes where no reference
+    // is live (issue 46).
+    // SAFETY: as above.
+    let seeds = unsafe { &raw mut (*reserve).seeds };
     let mut n = left.load(Ordering::Relaxed);
     if n == 0 || n > RESERVE_SEEDS {
         live.store(LIVE, Ordering::Relaxed);
-        if crate::os::fill(seeds.as_flattened_mut()).is_err() {
-            zeroize::Zeroize::zeroize(seeds.as_flattened_mut());
+        // SAFETY: held; this reference ends with the statement.
+        if crate::os::fill(unsafe { (*seeds).as_flattened_mut() }).is_err() {
+            // SAFETY: as above.
+            zeroize::Zeroize::zeroize(unsafe { (*seeds).as_flattened_mut() });
             busy.store(0, Ordering::Release);
             return false;
         }
         n = RESERVE_SEEDS;
+        compiler_fence(Ordering::SeqCst);
         // Filled, not published: a child forked here must not publish.
         inject!(ReserveFilled);
     }
     n -= 1;
-    seed.copy_from_slice(&seeds[n]);
-    zeroize::Zeroize::zeroize(&mut seeds[n]);
+    // SAFETY: held, `n < RESERVE_SEEDS`; the reference ends with the block.
+    unsafe {
+        let taken = &mut (*seeds)[n];
+        seed.copy_from_slice(taken);
+        zeroize::Zeroize::zeroize(taken);
+    }
     left.store(n, Ordering::Relaxed);
     compiler_fence(Ordering::SeqCst);
     // A child forked from here on finds its reserve wiped and `left == 0`.
@@ -316,10 +352,7 @@ pub(crate) fn buffer_of(state: *mut u8, stride: Stride) -> *mut u8 {
 fn slots(stride: Stride) -> impl Iterator<Item = (&'static Slab, usize, Slot)> {
     SLABS
         .iter()
-        .map_while(|slab| {
-            let base = slab.base.load(Ordering::Acquire);
-            (!base.is_null()).then_some((slab, base))
-        })
+        .map_while(|slab| Some((slab, slab.published()?.0)))
         .flat_map(move |(slab, base)| {
             let first = usize::from(ptr::eq(slab, &SLABS[0]));
             (first..SLOTS).map(move |slot| (slab, slot, slot_at(base, slot, stride)))
@@ -335,12 +368,18 @@ pub(crate) fn zero_unwiped(stride: Stride, except: *mut u8) {
     let reserve = RESERVE.load(Ordering::Acquire);
     if !reserve.is_null() {
         // SAFETY: the first slab's reserve (see `reserved_seed`); the child's
-        // only thread, and no reference to the seeds is live in the hook.
+        // only thread. A call of `reserved_seed` this hook interrupted (a
+        // handler forked inside it) holds the seeds through a raw pointer
+        // only, no reference across its injection points; it finds `live`
+        // zeroed and takes nothing.
         unsafe { reserve.cast::<u8>().write_bytes(0, size_of::<Reserve>()) };
     }
     for (slab, slot, (state, buffer)) in slots(stride) {
         let held = slab.taken.load(Ordering::Relaxed) & 1 << slot != 0;
-        if held && state != except && slab.advice.load(Ordering::Relaxed) & 1 == 0 {
+        let wiped = slab
+            .published()
+            .is_some_and(|(_, advice)| advice & WIPED != 0);
+        if held && state != except && !wiped {
             // SAFETY: a slot of a live slab (never unmapped), its two pieces
             // of their strides' bytes, held by a thread that does not exist
             // in this process.

@@ -156,6 +156,10 @@ thread_local! {
     /// child, kept out of core dumps (not in the page, as [`BUFFER`]).
     static ADVICE: Cell<(bool, bool)> = const { Cell::new((false, false)) };
 
+    /// A reseed was asked while the state was in use: the next slow path
+    /// reseeds ([`RESEED_PENDING`]).
+    static RESEED_NEXT: Cell<bool> = const { Cell::new(false) };
+
     /// Frees this thread's page when the thread exits.
     static OWNER: Owner = const { Owner };
 }
@@ -183,6 +187,44 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
     let _ = SLOT.try_with(|cell| cell.set(slot));
     compiler_fence(Ordering::SeqCst);
+}
+
+/// Bit 1 of [`SLOT`], beside the in-use mark: the `pthread_atfork` child hook
+/// found the mark set (this is a child forked from a signal handler in the
+/// middle of a call), so the call that holds the mark does the hook's wipe
+/// when it releases it ([`release`]).
+const WIPE_PENDING: usize = 2;
+
+/// Bit 2 of [`SLOT`]: a reentrant `reseed()` (a signal handler's) found the
+/// mark set, so the call that holds it closes the fast path as it releases
+/// the mark, and the next slow path reseeds ([`RESEED_NEXT`]).
+const RESEED_PENDING: usize = 4;
+
+/// Clears the in-use mark, writing `gate` to [`SLOT`]; then, if a fork's child
+/// hook ran inside this call and found the mark set, wipes the state as the
+/// hook would have: the child keeps none of its parent's next output, even
+/// from a fork after the call's last check (issue 46). Fenced as [`set_slot`].
+#[inline(always)]
+fn release(gate: *const Header) {
+    compiler_fence(Ordering::SeqCst);
+    let held = SLOT.try_with(|cell| cell.replace(gate)).unwrap_or(gate);
+    compiler_fence(Ordering::SeqCst);
+    if held.addr() & (WIPE_PENDING | RESEED_PENDING) != 0 {
+        pending(held);
+    }
+}
+
+/// What a reentrant call left for the call that held the mark ([`release`]).
+#[cold]
+#[inline(never)]
+fn pending(held: *const Header) {
+    if held.addr() & RESEED_PENDING != 0 {
+        let _ = RESEED_NEXT.try_with(|next| next.set(true));
+        set_slot(&raw const CLOSED);
+    }
+    if held.addr() & WIPE_PENDING != 0 {
+        close_in_child();
+    }
 }
 
 /// Sets `PAGE` and returns what it held (null when it cannot be reached: never,
@@ -221,7 +263,7 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
     let header = unsafe { &*slot };
     let left = header.left.load(Ordering::Relaxed);
     if !fits(dst.len(), left) {
-        set_slot(slot);
+        release(slot);
         return false;
     }
     // The unread bytes follow the header (`Page` and `BufferPage` put them
@@ -254,7 +296,7 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
     // A fork or a VM snapshot here duplicates a value already drawn; the
     // child's next call finds `left == 0` (a clone: a new generation).
     inject!(TakeAfterLive);
-    set_slot(slot);
+    release(slot);
     true
 }
 
@@ -276,7 +318,7 @@ fn fits(len: usize, left: usize) -> bool {
 #[inline(never)]
 fn stale_during(header: &Header, slot: *const Header) {
     header.left.store(0, Ordering::Relaxed);
-    set_slot(slot);
+    release(slot);
 }
 
 /// The slow path: creates the state, or reseeds (after a fork, a new
@@ -290,6 +332,7 @@ fn stale_during(header: &Header, slot: *const Header) {
 #[cold]
 #[inline(never)]
 pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
+    let outer = super::generator::enter_stack();
     let result = serve_slow(dst, force);
     // A failure may come after a first pass moved bytes into `dst` (a fork or
     // a new generation seen at the re-check, then the reseed failed): those
@@ -297,7 +340,7 @@ pub(crate) fn fill_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     if result.is_err() {
         zeroize::Zeroize::zeroize(dst);
     }
-    super::generator::scrub_stack_if_used();
+    super::generator::scrub_stack_if_used(outer);
     result
 }
 
@@ -311,9 +354,20 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // creates and seeds the page): `PAGE` is read only under the mark, below.
     inject!(SlowSlotRead);
     if in_use(slot) {
+        if force {
+            // A reentrant `reseed()`: done when the interrupted call ends.
+            set_slot(slot.map_addr(|a| a | RESEED_PENDING));
+        }
         return crate::os::fill(dst);
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
+    // A reseed a reentrant `reseed()` left (`pending`): done now, and, if the
+    // OS fails it, tried again at the next slow path; the current key serves
+    // meanwhile, as after a failed scheduled reseed.
+    let deferred = !force
+        && RESEED_NEXT
+            .try_with(|next| next.replace(false))
+            .unwrap_or(false);
     // From here on, a handler is served by the OS.
     inject!(SlowMarked);
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
@@ -321,7 +375,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     if page == destroyed() {
         // `create_page` failed in thread-local destruction (thread exit
         // otherwise leaves the mark set, caught above).
-        set_slot(slot);
+        release(slot);
         return crate::os::fill(dst);
     }
     // No page yet: a first use (the lite mix, unless the generation moved).
@@ -330,7 +384,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         match create_page() {
             Some(page) => page,
             None => {
-                set_slot(slot);
+                release(slot);
                 return crate::os::fill(dst);
             }
         }
@@ -341,7 +395,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     // destruction): then the OS serves.
     let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
     if buffer.is_null() {
-        set_slot(slot);
+        release(slot);
         return crate::os::fill(dst);
     }
     // Probes for the VMClock page until that is decided (then one load).
@@ -352,9 +406,6 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     inject!(SlowProbed);
     let (wipes, _) = ADVICE.try_with(Cell::get).unwrap_or_default();
     let protection = fork::protection(close_in_child, wipes);
-    if !first_use {
-        fork::second_layer(close_in_child);
-    }
     let fast = protection.fast_path(wipes);
     // Where the fast path is closed (no working wipe), every call comes here and
     // compares the process id; with the epoch alone, once per buffer refill.
@@ -390,7 +441,19 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
         let was_used = state.buffer_used();
         let mut left = unread_count(state, header, buffer_header);
-        let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
+        let mut result = state.serve(
+            buf,
+            &mut left,
+            dst,
+            force || deferred,
+            check_pid,
+            stale,
+            first_use,
+        );
+        if deferred && result.is_err() {
+            let _ = RESEED_NEXT.try_with(|next| next.set(true));
+            result = state.serve(buf, &mut left, dst, false, check_pid, stale, first_use);
+        }
         if result.is_ok() {
             header.record(now);
         }
@@ -443,13 +506,15 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         }
         first_use = false;
     };
+    #[cfg(ratchet_rng_inspect)]
+    crate::__inspect::first_use_done();
     // Open or close the gate for the calls that follow; clears the mark.
     let gate = if fast && trusted && result.is_ok() {
         gate
     } else {
         &raw const CLOSED
     };
-    set_slot(gate);
+    release(gate);
     result
 }
 
@@ -475,6 +540,10 @@ fn create_page() -> Option<*mut Page> {
         set_page(destroyed());
         return None;
     }
+    // What a later call (maybe a signal handler's) would otherwise be first
+    // to do, and must not: it is not async-signal-safe.
+    #[cfg(target_arch = "x86_64")]
+    crate::backend::x86_cpu::look_up_cpuid_table();
     let ((page, buffer), advice) = super::pages::take(stride())?;
     let page = page.cast::<Page>();
     // Taken from a slab, not yet this thread's: a handler here is served by the
@@ -539,11 +608,13 @@ impl Drop for Owner {
 
 /// The `pthread_atfork` child hook: closes the fast path of the thread that
 /// forked (the child's only thread), and, where the kernel wipes nothing, zeroes
-/// the states the parent's other threads left in the child (`pages.rs`). A call
-/// the fork interrupted (from a signal handler) finds `live` zeroed when it
-/// resumes and starts over; otherwise the state is wiped here, under the
-/// in-use mark: where the kernel did not wipe the page, the key as well as the
-/// buffer, so that the child holds nothing the parent serves or will serve.
+/// the states the parent's other threads left in the child (`pages.rs`). The
+/// state is wiped under the in-use mark: where the kernel did not wipe the
+/// page, the key as well as the buffer, so that the child holds nothing the
+/// parent serves or will serve. A call the fork interrupted (from a signal
+/// handler) holds the mark: it finds `live` zeroed if it resumes before its
+/// re-check, and starts over; either way it does this wipe as it releases the
+/// mark ([`WIPE_PENDING`]).
 /// (The epoch, moved by the handler, makes the next slow path reseed.)
 fn close_in_child() {
     let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
@@ -573,6 +644,10 @@ fn close_in_child() {
             .unwrap_or(0)
     };
     if in_use(slot) {
+        // The interrupted call holds the state: it wipes it as it releases
+        // the mark. (Read again: a handler may have run a call since.)
+        let held = SLOT.try_with(Cell::get).unwrap_or(slot);
+        set_slot(held.map_addr(|a| a | WIPE_PENDING));
         return;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
@@ -605,11 +680,14 @@ pub(crate) struct Inspected {
     pub(crate) secrets: [(usize, usize); 2],
 }
 
-/// This thread's state, created and seeded if needed; `None` when it cannot
-/// exist (thread-local destruction, no memory, OS seeding failed).
+/// This thread's state, created and seeded if needed (with `seed`; else as it
+/// is, `None` before a first use); `None` when it cannot exist (thread-local
+/// destruction, no memory, OS seeding failed).
 #[cfg(ratchet_rng_inspect)]
-pub(crate) fn inspect() -> Option<Inspected> {
-    fill_slow(&mut [], false).ok()?;
+pub(crate) fn inspect(seed: bool) -> Option<Inspected> {
+    if seed {
+        fill_slow(&mut [], false).ok()?;
+    }
     let page = PAGE.try_with(Cell::get).ok()?;
     if !is_page(page) {
         return None;

@@ -60,6 +60,8 @@ pub(crate) fn register(on_child: fn()) -> bool {
         return true;
     }
     store_hook(&CHILD_HOOK, on_child);
+    #[cfg(ratchet_rng_inspect)]
+    crate::__inspect::signal_unsafe_call();
     // SAFETY: the handler is a plain `extern "C" fn` with no arguments, lives
     // for the whole program and touches only atomics and the hook.
     let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };

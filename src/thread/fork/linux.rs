@@ -18,10 +18,11 @@
 //! - **A filter or emulator that fakes success for every `madvise`**: `-1`
 //!   accepted: `PidCheck`.
 //!
-//! The limit: an emulator that refuses unknown advice *and* fakes the wipe is
-//! believed (none is known); the `pthread_atfork` hook, once registered,
-//! still catches a libc fork there, not a raw `clone`, whose child would also
-//! share the seed reserve (`pages.rs`) with its parent.
+//! The limit: an emulator or a seccomp filter that refuses unknown advice
+//! *and* fakes the wipe is believed; the `pthread_atfork` hook, registered by
+//! the process's first use, still catches a libc fork there, not a raw
+//! `clone`, whose child would also share the seed reserve (`pages.rs`) with
+//! its parent.
 //!
 //! Not `MAP_DROPPABLE` (Linux 6.11+): the kernel may drop such a page in the
 //! middle of a refill, and a kernel with it passes the probes above anyway.
