@@ -203,14 +203,12 @@ impl ThreadRng {
     /// Reseeds this thread's generator from the operating system now, discarding
     /// buffered output.
     ///
-    /// Called reentrantly (from a signal handler, a custom `getrandom` backend
-    /// or a global allocator, while this thread's generator is in the middle
-    /// of a call), the reseed is left to the call it interrupted, which closes
-    /// the buffer as it ends: the thread's next call reseeds before it serves
-    /// anything (and, if the operating system fails it then, goes on with the
-    /// current key and tries again at the next refill). Called while this
-    /// thread's thread-locals are being destroyed, it does nothing: the
-    /// generator is gone, and every call is served by the operating system.
+    /// Called reentrantly (a signal handler, a custom `getrandom` backend or a
+    /// global allocator inside a call of this thread's generator), the reseed
+    /// is done by the interrupted call as it ends, before it returns (if the
+    /// operating system fails it then, the current key goes on, as after a
+    /// failed scheduled reseed). Called in this thread's thread-local
+    /// destruction, it does nothing: every call is served by the OS then.
     ///
     /// # Errors
     /// [`OsError`] if the operating system's generator fails; the generator then

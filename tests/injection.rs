@@ -437,11 +437,11 @@ fn the_advice_is_the_published_slabs() {
 }
 
 /// Issue 46, nit: a `reseed()` from a signal handler inside a call (the state
-/// in use) is done by the thread's next call: it serves none of the bytes
-/// buffered before, and the key is new.
+/// in use) is done by that call as it ends: the next call serves none of the
+/// bytes buffered before, and the key is new.
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
-fn a_reentrant_reseed_is_done_by_the_next_call() {
+fn a_reentrant_reseed_is_done_as_the_call_ends() {
     let o = run_whole("reentrant_reseed");
     assert_eq!(o.get("fired"), 1, "{o:?}");
     assert_eq!(
@@ -485,10 +485,12 @@ fn a_thread_that_draws_once_leaves_its_buffer_untouched() {
 /// seed. Where the wipe is not believed (simulated; an emulator), no thread
 /// takes from it. Both without the droppable generation word, whose wipe
 /// would move the child's generation, after which no first use takes from
-/// the reserve at all (Linux 6.11+; an older kernel is what this imitates). Shown to fail with the reserve outside the wiped slab
-/// (`.ci/mutants/reserve-outside-the-slab.patch`: the child's and the
-/// parent's new threads take the same seed) and with the reserve used
-/// whatever the fork protection (`.ci/mutants/reserve-unbelieved.patch`).
+/// the reserve at all (Linux 6.11+; an older kernel is what this imitates).
+/// Shown to fail with the reserve outside the wiped slab
+/// (`.ci/mutants/reserve-outside-the-slab.patch`: a raw-clone child, which no
+/// `pthread_atfork` handler reaches, keeps the parent's seeds) and with the
+/// reserve used whatever the fork protection
+/// (`.ci/mutants/reserve-unbelieved.patch`).
 #[test]
 #[cfg_attr(not(ratchet_rng_inspect), ignore = "needs RATCHET_RNG_INSPECT=1")]
 fn reserve_seeds_are_never_shared_with_a_child() {
@@ -515,6 +517,16 @@ fn reserve_seeds_are_never_shared_with_a_child() {
             "(seeds taken by: the main thread, a thread before the fork, one in the parent \
              after it, one in the child; the child's seed equal to the parent's; the first \
              thread's equal to the parent's; zero seeds in the child's reserve)"
+        );
+    }
+    // A raw `clone` runs no `pthread_atfork` handler: only the reserve's place
+    // in the wiped slab keeps the parent's seeds from the child.
+    let o = run_whole("reserve_fork:raw");
+    if o.text("protection") == "Wipe" {
+        assert_eq!(
+            (o.get("main_takes"), o.get("child_left")),
+            (1, 0),
+            "(seeds the main thread took, seeds left in a raw-clone child's reserve)"
         );
     }
     let o = run_whole("reserve_fork:unbelieved");
@@ -1128,8 +1140,9 @@ mod scenario {
             "reentrant_reseed" => return reentrant_reseed(),
             "untouched_buffer" => return untouched_buffer(),
             "raw_fork_no_droppable" => return raw_fork_no_droppable(),
-            "reserve_fork:believed" => return reserve_fork(true),
-            "reserve_fork:unbelieved" => return reserve_fork(false),
+            "reserve_fork:believed" => return reserve_fork(true, false),
+            "reserve_fork:unbelieved" => return reserve_fork(false, false),
+            "reserve_fork:raw" => return reserve_fork(true, true),
             "reserve_mid_refill" => return reserve_mid_refill(),
             "reserve_after_bump" => return reserve_after_bump(),
             "reserve_kept_on_fork" => return reserve_kept_on_fork(),
@@ -1468,8 +1481,9 @@ mod scenario {
     /// the slow path's `SlowServed` where every call takes it), once: `reseed()`.
     fn reseed_inside(point: Point) {
         if matches!(point, Point::TakeCopied | Point::SlowServed)
-            && RESEED_FIRED.fetch_add(1, Ordering::SeqCst) == 0
+            && RESEED_FIRED.load(Ordering::SeqCst) == 0
         {
+            RESEED_FIRED.fetch_add(1, Ordering::SeqCst);
             ratchet_rng::rng().reseed().unwrap();
         }
     }
@@ -1488,21 +1502,19 @@ mod scenario {
         let mut big = vec![0u8; 16 << 10];
         ratchet_rng::fill(&mut big);
         let _ = ratchet_rng::u64();
+        let before = __inspect::thread_state_pages_now().expect("state");
+        let (key, unread) = (bytes(before.key), bytes(before.unread));
         __inspect::set_injection_hook(Some(reseed_inside));
         let _ = ratchet_rng::u64();
         __inspect::set_injection_hook(None);
-        let pages = __inspect::thread_state_pages_now().expect("state");
-        let key = bytes(pages.key);
-        let unread = bytes(pages.unread);
         let next = ratchet_rng::u64().to_le_bytes();
-        let after = __inspect::thread_state_pages().expect("state");
-        let served_buffered = unread.windows(8).any(|w| w == next);
+        let after = __inspect::thread_state_pages_now().expect("state");
         println!(
             "INJECTION-RESULT protection={} fired={} key_kept={} served_buffered={}",
             __inspect::protection().unwrap_or("undecided"),
             RESEED_FIRED.load(Ordering::SeqCst),
             u8::from(bytes(after.key) == key),
-            u8::from(served_buffered),
+            u8::from(unread.windows(8).any(|w| w == next)),
         );
     }
 
@@ -1618,7 +1630,7 @@ mod scenario {
     /// which a new thread in the parent and one in the child each take one.
     /// Where the wipe is not `believed` (simulated: the first slab is not
     /// advised, as under an emulator), no thread may take any.
-    fn reserve_fork(believed: bool) {
+    fn reserve_fork(believed: bool, raw: bool) {
         // A child's wiped droppable word moves its generation, after which no
         // first use takes from the reserve (Linux 6.11+): without it, the
         // child's new thread does, as on older kernels.
@@ -1630,10 +1642,18 @@ mod scenario {
         let main = __inspect::thread_reserved_seeds();
         let first = new_thread_takes();
         let read_fd = open_pipe();
-        // SAFETY: one thread; the child draws on a new thread, reports, `_exit`s.
-        let pid = unsafe { libc::fork() };
+        // SAFETY: one thread; the child draws on a new thread (after a raw
+        // fork, which runs no `pthread_atfork` handler, it only reads the
+        // reserve), reports and `_exit`s.
+        let pid = unsafe {
+            if raw {
+                raw_fork::raw_fork()
+            } else {
+                libc::fork()
+            }
+        };
         if pid == 0 {
-            let (takes, print) = new_thread_takes();
+            let (takes, print) = if raw { (0, 0) } else { new_thread_takes() };
             let (left, zeros) = __inspect::reserve_audit();
             report_and_exit(&[takes, print, left as u64, zeros as u64]);
         }

@@ -156,10 +156,6 @@ thread_local! {
     /// child, kept out of core dumps (not in the page, as [`BUFFER`]).
     static ADVICE: Cell<(bool, bool)> = const { Cell::new((false, false)) };
 
-    /// A reseed was asked while the state was in use: the next slow path
-    /// reseeds ([`RESEED_PENDING`]).
-    static RESEED_NEXT: Cell<bool> = const { Cell::new(false) };
-
     /// Frees this thread's page when the thread exits.
     static OWNER: Owner = const { Owner };
 }
@@ -196,8 +192,7 @@ fn set_slot(slot: *const Header) {
 const WIPE_PENDING: usize = 2;
 
 /// Bit 2 of [`SLOT`]: a reentrant `reseed()` (a signal handler's) found the
-/// mark set, so the call that holds it closes the fast path as it releases
-/// the mark, and the next slow path reseeds ([`RESEED_NEXT`]).
+/// mark set, so the call that holds it reseeds once it has released it.
 const RESEED_PENDING: usize = 4;
 
 /// Clears the in-use mark, writing `gate` to [`SLOT`]; then, if a fork's child
@@ -215,15 +210,15 @@ fn release(gate: *const Header) {
 }
 
 /// What a reentrant call left for the call that held the mark ([`release`]).
+/// A failed reseed keeps the current key, as a failed scheduled one does.
 #[cold]
 #[inline(never)]
 fn pending(held: *const Header) {
-    if held.addr() & RESEED_PENDING != 0 {
-        let _ = RESEED_NEXT.try_with(|next| next.set(true));
-        set_slot(&raw const CLOSED);
-    }
     if held.addr() & WIPE_PENDING != 0 {
         close_in_child();
+    }
+    if held.addr() & RESEED_PENDING != 0 {
+        let _ = fill_slow(&mut [], true);
     }
 }
 
@@ -355,19 +350,12 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     inject!(SlowSlotRead);
     if in_use(slot) {
         if force {
-            // A reentrant `reseed()`: done when the interrupted call ends.
+            // A reentrant `reseed()`: done as the interrupted call ends.
             set_slot(slot.map_addr(|a| a | RESEED_PENDING));
         }
         return crate::os::fill(dst);
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
-    // A reseed a reentrant `reseed()` left (`pending`): done now, and, if the
-    // OS fails it, tried again at the next slow path; the current key serves
-    // meanwhile, as after a failed scheduled reseed.
-    let deferred = !force
-        && RESEED_NEXT
-            .try_with(|next| next.replace(false))
-            .unwrap_or(false);
     // From here on, a handler is served by the OS.
     inject!(SlowMarked);
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
@@ -441,19 +429,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         let (state, buf) = unsafe { (&mut (*page).state, &mut (*buffer).buffer) };
         let was_used = state.buffer_used();
         let mut left = unread_count(state, header, buffer_header);
-        let mut result = state.serve(
-            buf,
-            &mut left,
-            dst,
-            force || deferred,
-            check_pid,
-            stale,
-            first_use,
-        );
-        if deferred && result.is_err() {
-            let _ = RESEED_NEXT.try_with(|next| next.set(true));
-            result = state.serve(buf, &mut left, dst, false, check_pid, stale, first_use);
-        }
+        let result = state.serve(buf, &mut left, dst, force, check_pid, stale, first_use);
         if result.is_ok() {
             header.record(now);
         }

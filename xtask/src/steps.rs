@@ -162,7 +162,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         ("atfork-registered-late.patch", "a_faked_wipe_is_caught_from_the_first_use"),
         ("advice-of-the-loser.patch", "the_advice_is_the_published_slabs"),
         ("child-wipe-not-pending.patch", "a_child_forked_after_the_recheck_holds_no_parent_key"),
-        ("reseed-reentrant-dropped.patch", "a_reentrant_reseed_is_done_by_the_next_call"),
+        ("reseed-reentrant-dropped.patch", "a_reentrant_reseed_is_done_as_the_call_ends"),
         ("first-use-touches-buffer.patch", "a_thread_that_draws_once_leaves_its_buffer_untouched"),
         ("generation-unchecked.patch", "take_before_live"),
     ] {
