@@ -209,6 +209,15 @@ fn release(gate: *const Header) {
     }
 }
 
+/// Leaves `bit` ([`WIPE_PENDING`], [`RESEED_PENDING`]) for the call that holds
+/// the mark, beside any bit already left: `SLOT` is read again here, as a
+/// handler nested since the caller read it may have left one.
+fn leave_pending(bit: usize) {
+    if let Ok(held) = SLOT.try_with(Cell::get) {
+        set_slot(held.map_addr(|a| a | bit));
+    }
+}
+
 /// What a reentrant call left for the call that held the mark ([`release`]).
 /// A failed reseed keeps the current key, as a failed scheduled one does.
 #[cold]
@@ -351,7 +360,7 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     if in_use(slot) {
         if force {
             // A reentrant `reseed()`: done as the interrupted call ends.
-            set_slot(slot.map_addr(|a| a | RESEED_PENDING));
+            leave_pending(RESEED_PENDING);
         }
         return crate::os::fill(dst);
     }
@@ -621,9 +630,8 @@ fn close_in_child() {
     };
     if in_use(slot) {
         // The interrupted call holds the state: it wipes it as it releases
-        // the mark. (Read again: a handler may have run a call since.)
-        let held = SLOT.try_with(Cell::get).unwrap_or(slot);
-        set_slot(held.map_addr(|a| a | WIPE_PENDING));
+        // the mark.
+        leave_pending(WIPE_PENDING);
         return;
     }
     set_slot(slot.map_addr(|a| a | IN_USE));
