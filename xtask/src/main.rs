@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         let mut sccache = Command::new("sccache");
         sccache.args(std::env::args_os().skip(1));
         for (k, _) in std::env::vars() {
-            if ["CARGO_TARGET_", "CARGO_TERM_", "CARGO_BUILD_", "CARGO_PROFILE_"].iter().any(|p| k.starts_with(p)) {
+            if ["CARGO_TARGET_", "CARGO_TERM_", "CARGO_BUILD_", "CARGO_PROFILE_", "CARGO_INCREMENTAL"].iter().any(|p| k.starts_with(p)) {
                 sccache.env_remove(k);
             }
         }

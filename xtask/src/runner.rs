@@ -22,7 +22,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(75 * 60);
 const GRACE: Duration = Duration::from_secs(10);
 /// Taken out of every step's environment, so that a step sees what `bash .ci/run`
 /// saw and not what `cargo xtask` or a caller's shell passed on.
-const CLEARED: &str = "RUSTUP_TOOLCHAIN RUSTC RUSTDOC RUSTFLAGS RUSTDOCFLAGS RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER MIRIFLAGS \
+const CLEARED: &str = "RUSTUP_TOOLCHAIN RUSTC RUSTDOC RUSTFLAGS RUSTDOCFLAGS RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER MIRIFLAGS CARGO_INCREMENTAL \
     CARGO CARGO_TARGET_DIR CARGO_BUILD_TARGET CARGO_MANIFEST_DIR CARGO_MANIFEST_PATH CARGO_PKG_NAME CARGO_PKG_VERSION CARGO_PRIMARY_PACKAGE";
 
 /// The work of a step: `Ok` passes, `Err` fails with the reason (its log is printed).
@@ -444,6 +444,12 @@ pub fn run(
                     let target = lane_dir(&root, s.lane);
                     let mut env = common.clone();
                     env.push(("CARGO_TARGET_DIR".into(), target.display().to_string()));
+                    // Incremental state costs a clean build about 10 % (98.6 s against 86.6 s for
+                    // `cargo test --all-features --no-run`); only the mutants' lane, which rebuilds
+                    // after a small patch, gains from it (3.7 s against 8.2 s a mutant).
+                    if s.lane != "mutants" {
+                        env.push(("CARGO_INCREMENTAL".into(), "0".into()));
+                    }
                     env.extend(s.env.iter().cloned());
                     let deadline = (started + Duration::from_secs(s.budget)).min(t0 + RUN_LIMIT);
                     let cx = Ctx {
