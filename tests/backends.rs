@@ -6,7 +6,7 @@
 //! generators' own code paths on top of them.
 #![cfg(feature = "hazmat")]
 
-mod common;
+use crate::common;
 
 use common::one_fill;
 use ratchet_rng::hazmat::{Aes256, ChaCha, Keccak};

@@ -31,7 +31,7 @@
 //!   one fail through getrandom's custom backend.
 #![cfg(feature = "hazmat")]
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -5,7 +5,7 @@
 //!
 //! The children run in a multi-threaded test process, so they do the minimum:
 //! generate into stack arrays (no allocation), `write` to a pipe, `_exit`.
-#![cfg(unix)]
+#![cfg(all(unix, feature = "thread_rng"))]
 
 use std::collections::HashSet;
 

@@ -13,7 +13,7 @@
 //! inputs written by hand to reach the boundaries the targets are about, kept so
 //! that those paths run on every configuration even without the fuzzer.
 
-mod common;
+use crate::common;
 
 use common::stream_split::stream_split;
 

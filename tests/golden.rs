@@ -12,7 +12,7 @@
 //! against Go (`chacha8rand.txt`). ChaCha12/20 and AES are checked against
 //! RustCrypto compositions in `reference_streams.rs`.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 
@@ -130,7 +130,7 @@ fn golden_streams_agree_with_other_implementations() {
 
 /// Rewrites the golden file from the current code. Only for adding a generator
 /// (never to "fix" a failing golden test): run
-/// `cargo test --test golden -- --ignored --exact write_golden_file`, then review
+/// `cargo test --test outputs -- --ignored --exact golden::write_golden_file`, then review
 /// the diff: existing lines must not change.
 #[test]
 #[ignore = "writes tests/data/golden_streams.txt; run by hand only"]
@@ -138,7 +138,7 @@ fn write_golden_file() {
     let mut text = String::from(
         "# ratchet-rng golden streams: the value-stability contract of every generator.\n\
          # Written by ratchet-rng 0.1.0's `write_golden_file` in tests/golden.rs\n\
-         # (`cargo test --test golden -- --ignored --exact write_golden_file`) from the code\n\
+         # (`cargo test --test outputs -- --ignored --exact golden::write_golden_file`) from the code\n\
          # whose streams are checked against RandomSHAKE's vectors (sponges), Go's\n\
          # math/rand/v2 ChaCha8 vectors (chacha8) and RustCrypto compositions (chacha12,\n\
          # chacha20, aes_ctr_pool). Frozen: a line that changes is a breaking change.\n\

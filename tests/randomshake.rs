@@ -7,7 +7,7 @@
 //! `00 01 .. 87` it also has 600 `u32` and 600 `u64` values from RandomSHAKE's
 //! integer interface. Every one must match, whatever the call pattern.
 
-mod common;
+use crate::common;
 
 use common::{field, hex};
 use ratchet_rng::rand_core::{Rng, SeedableRng};

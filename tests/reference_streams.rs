@@ -13,7 +13,7 @@
 //!   4096-byte pool is the CTR keystream from counter 0, split 32 / 4064, with
 //!   key chaining.
 
-mod common;
+use crate::common;
 
 use chacha20::cipher::{KeyIvInit, StreamCipher};
 use common::{field, hex, one_fill};

@@ -11,7 +11,7 @@
 //! `AesCtrPoolRng` only where it generates nothing (the arbitrary-input
 //! property).
 
-mod common;
+use crate::common;
 
 use common::saveable::Saveable;
 use common::{hex, one_fill, proptest_config};

@@ -12,7 +12,7 @@
 //! reports undefined behaviour in rayon's `crossbeam-epoch` under Stacked
 //! Borrows).
 
-mod common;
+use crate::common;
 
 use common::{hex, one_fill};
 use ratchet_rng::rand_core::{Rng, SeedableRng};
@@ -190,7 +190,7 @@ fn render_vector_file() -> String {
     let mut out = String::from(
         "# ratchet-rng SeedTree vectors, construction version 1 (docs/DERIVATION.md).\n\
          # Written by `write_vector_file` in tests/seed_tree.rs\n\
-         # (`cargo test --test seed_tree -- --ignored --exact write_vector_file`) from the\n\
+         # (`cargo test --test outputs -- --ignored --exact seed_tree::write_vector_file`) from the\n\
          # crate; every line is checked against an independent implementation of the\n\
          # text of docs/DERIVATION.md over the RustCrypto `turboshake` crate (same file).\n\
          # Frozen: a line that changes is a breaking change.\n\

@@ -3,7 +3,7 @@
 //! an independent implementation (RustCrypto), and the ratchet then departs from
 //! it; `SpongeSeed`'s conversions.
 
-mod common;
+use crate::common;
 
 use common::{one_fill, proptest_config};
 use proptest::prelude::*;

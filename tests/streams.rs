@@ -11,7 +11,7 @@
 //! - hygiene visible from outside: `Debug` prints no state, no `Clone`;
 //! - the generators drive `rand` 0.10 as `CryptoRng`s.
 
-mod common;
+use crate::common;
 
 use common::{one_fill, proptest_config};
 use proptest::prelude::*;

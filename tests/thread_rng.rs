@@ -6,6 +6,7 @@
 //! (992 bytes of ChaCha8 right after seeding), except for the large request,
 //! which goes past the refill size and refills the whole buffer, but not past
 //! the reseed budget (1 MiB).
+#![cfg(feature = "thread_rng")]
 
 use std::cell::Cell;
 use std::collections::HashSet;

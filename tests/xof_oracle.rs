@@ -2,7 +2,7 @@
 //! independent implementations (`shake` 0.1 and `turboshake` 0.7), for random
 //! messages and output lengths, with absorbs and squeezes split at random points.
 
-mod common;
+use crate::common;
 
 use common::oracle::{shake256 as oracle_shake, turboshake256 as oracle_turbo};
 use common::proptest_config;

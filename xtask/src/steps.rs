@@ -32,7 +32,7 @@ const PORTABLE32: &[(&str, &str)] = &[("RATCHET_RNG_PORTABLE32", "1"), ("CARGO_T
 const LAZY: &[(&str, &str)] =
     &[("RATCHET_RNG_PORTABLE32", "1"), ("RATCHET_RNG_KECCAK_LAZY", "1"), ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND)];
 const WASI_RUNNER: (&str, &str) = ("CARGO_TARGET_WASM32_WASIP1_RUNNER", "node --disable-warning=ExperimentalWarning .ci/wasi-run.mjs");
-const ASAN_TESTS: &str = "--lib --test backends --test thread_rng --test save_restore --test length_sweep --test bad_input --test xof_kat";
+const ASAN_TESTS: &str = "--lib --test contracts";
 const README_TEST: &str = "cargo test --all-features (the README's test command)";
 const PATCHES: &str = "every .ci/mutants patch applies";
 const WINDOWS_EMPTY: &str = "tests/fork.rs tests/injection.rs tests/memory_hygiene.rs tests/residue.rs tests/sandbox.rs \
@@ -222,13 +222,13 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             c::mutant("unknown-advice-unchecked.patch", "raw_fork_child_shares_nothing_without_droppable", INSPECT,
                 "cargo test --all-features --target aarch64-unknown-linux-gnu --test injection -- --exact raw_fork_child_shares_nothing_without_droppable")),
         // ---- Miri (two processes each: one per aliasing model) ---------------------------------
-        step("Miri: lib and integration tests, stacked and tree borrows", "miri", 1500, c::miri(&[], &["--lib", "--test", "thread_rng"], [
-            &[&["--test", "thread_rng", "--", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
+        step("Miri: lib and integration tests, stacked and tree borrows", "miri", 1500, c::miri(&[], &["--lib", "--test", "contracts"], [
+            &[&["--test", "contracts", "--", "thread_rng::", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
                 "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"],
                 &["--lib", "--", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
                 "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"]],
             &[&["--lib", "--", "thread::", "backend::", "compat::", "fixslice32_round_keys_are_zeroized_on_drop", "--skip", "thread::state::",
-                "--skip", "thread::generator::"], &["--test", "thread_rng"]],
+                "--skip", "thread::generator::"], &["--test", "contracts", "--", "thread_rng::"]],
         ])).slots(2),
         // ---- the suite on other builds: introspection, portable, the Cortex-M firmware -------------
 
@@ -255,7 +255,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         asan("portable backends, under AddressSanitizer", &[("RATCHET_RNG_BACKEND", "soft")], String::new()),
         step("mutant asan-ctr-tail-past-the-end.patch: ASan catches a keystream written past the end of its buffer", "asan", 900, if has_aes {
             c::caught("asan-ctr-tail-past-the-end.patch", &[],
-                "cargo +nightly test --all-features --target x86_64-unknown-linux-gnu --test length_sweep", c::FAILS,
+                "cargo +nightly test --all-features --target x86_64-unknown-linux-gnu --test contracts -- length_sweep::", c::FAILS,
                 &["*ERROR: AddressSanitizer: *-buffer-overflow*"])
         } else {
             c::skipped("the mutant plants the bug in the AES instruction kernels, which this CPU lacks")
@@ -422,7 +422,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("Miri: the injection hook (RATCHET_RNG_INSPECT=1), stacked and tree borrows", "miri", 900,
             c::miri(INSPECT, &["--test", "injection_hook"], [&[&["--test", "injection_hook"]], &[&["--test", "injection_hook"]]])).slots(2),
         step("mutant miri-two-mut-to-the-buffer.patch: Miri catches a planted aliasing bug", "miri", 900,
-            c::miri_mutant("miri-two-mut-to-the-buffer.patch", &[], &["--test", "thread_rng"], &["--test", "thread_rng", "free_functions_read_distinct_output"], &[]))
+            c::miri_mutant("miri-two-mut-to-the-buffer.patch", &[], &["--test", "contracts"], &["--test", "contracts", "thread_rng::free_functions_read_distinct_output"], &[]))
             .slots(2),
         step("mutant miri-hook-from-integer.patch: Miri catches a function pointer rebuilt from an integer (both hooks)", "miri", 900,
             c::miri_mutant("miri-hook-from-integer.patch", INSPECT, &["--lib", "--test", "injection_hook"],
@@ -435,11 +435,11 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             .slots(2),
         step("Miri: hazmat tests on the AVX2, AES-NI and VAES-256 backends, stacked and tree borrows", "miri-avx2", 1200,
             c::miri(&[("RUSTFLAGS", "-C target-feature=+avx2,+aes,+vaes"), ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256")],
-                &["--lib", "--test", "backends", "--test", "bad_input"], [
-                    &[&["--test", "backends", "--", "--skip", "aes_generator_on_every_aes_backend"]],
-                    &[&["--test", "bad_input", "--", "ctr_counter_wraps_through_hazmat", "wrong_seed_lengths_are_errors",
-                        "invalid_domain_bytes_are_reported_not_masked", "try_from_rng_returns_the_source_error"],
-                        &["--lib", "--", "backend::"], &["--test", "backends", "--", "--exact", "aes_generator_on_every_aes_backend"]],
+                &["--lib", "--test", "contracts"], [
+                    &[&["--test", "contracts", "--", "backends::", "--skip", "backends::aes_generator_on_every_aes_backend"]],
+                    &[&["--test", "contracts", "--", "bad_input::ctr_counter_wraps_through_hazmat", "bad_input::wrong_seed_lengths_are_errors",
+                        "bad_input::invalid_domain_bytes_are_reported_not_masked", "bad_input::try_from_rng_returns_the_source_error"],
+                        &["--lib", "--", "backend::"], &["--test", "contracts", "--", "--exact", "backends::aes_generator_on_every_aes_backend"]],
                 ]))
             .slots(2),
         // ---- last: what reads the finished tree ------------------------------------------------------

@@ -2,7 +2,7 @@
 # ChaCha8 save/restore against Go's math/rand/v2, live (issue 13). Run from the
 # repository root (`.ci/run` does); needs `go` and `cargo`; fails on any mismatch.
 #   1. Go writes today exactly the frozen vectors of tests/data/go_chacha8_states.txt
-#      (which `cargo test --test save_restore` checks without Go).
+#      (which `cargo test --test contracts -- save_restore::` checks without Go).
 #   2. For random seeds and positions: ChaChaKeyErasureRng::save() is Go's
 #      MarshalBinary byte for byte; a Go-saved state continues in Rust as in Go;
 #      a Rust-saved state continues in Go as in Rust (256 bytes each).
