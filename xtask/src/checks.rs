@@ -163,23 +163,7 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
         argv.extend(["--", "--nocapture"]);
         let (rc, out) = cx.cmd(&argv).envs(env).out()?;
         let got = out.matches("SKIPPED").count();
-        // A target that ran no test; of a binary made of modules (tests/contracts.rs), a
-        // module (its file) that ran none.
-        let (mut target, mut got_empty, mut modules) = ("", vec![], vec![]);
-        for l in out.lines() {
-            if let Some(r) = l.trim_start().strip_prefix("Running ") {
-                target = r.strip_prefix("unittests ").unwrap_or(r).split(" (").next().unwrap_or("");
-                let root = fs::read_to_string(cx.root.join(target)).unwrap_or_default();
-                let members = root.lines().filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';')).filter(|m| *m != "common");
-                modules.extend(members.map(|m| (target, format!("tests/{m}.rs"), false)));
-            } else if l == "running 0 tests" {
-                got_empty.push(target.to_string());
-            } else if let Some((m, _)) = l.strip_prefix("test ").and_then(|t| t.split_once("::")) {
-                modules.iter_mut().filter(|(t, f, _)| *t == target && *f == format!("tests/{m}.rs")).for_each(|e| e.2 = true);
-            }
-        }
-        got_empty.extend(modules.into_iter().filter(|e| !e.2).map(|e| e.1));
-        got_empty.sort();
+        let got_empty = empty_targets(&cx.root, &out);
         let mut want: Vec<&str> = empty.split_whitespace().collect();
         want.sort();
         cx.say("---- what did not run ----");
@@ -190,6 +174,27 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
         cx.say(&format!("{got} SKIPPED notices and the test targets that ran nothing ({want:?}), as expected"));
         Ok(())
     })
+}
+
+/// The test targets in `out` (cargo test's output) that ran no test; of a binary made
+/// of modules (tests/contracts.rs: `mod x;` for tests/x.rs), each module that ran none.
+pub fn empty_targets(root: &Path, out: &str) -> Vec<String> {
+    let (mut target, mut empty, mut modules) = ("", vec![], vec![]);
+    for l in out.lines() {
+        if let Some(r) = l.trim_start().strip_prefix("Running ") {
+            target = r.strip_prefix("unittests ").unwrap_or(r).split(" (").next().unwrap_or("");
+            let source = fs::read_to_string(root.join(target)).unwrap_or_default();
+            let members = source.lines().filter_map(|l| Some(format!("tests/{}.rs", l.strip_prefix("mod ")?.strip_suffix(';')?)));
+            modules.extend(members.filter(|f| root.join(f).is_file()).map(|f| (target, f, false)));
+        } else if l == "running 0 tests" {
+            empty.push(target.to_string());
+        } else if let Some((m, _)) = l.strip_prefix("test ").and_then(|t| t.split_once("::")) {
+            modules.iter_mut().filter(|(t, f, _)| *t == target && *f == format!("tests/{m}.rs")).for_each(|e| e.2 = true);
+        }
+    }
+    empty.extend(modules.into_iter().filter(|e| !e.2).map(|e| e.1));
+    empty.sort();
+    empty
 }
 
 // ---- mutants ---------------------------------------------------------------------------

@@ -89,4 +89,25 @@ mod tests {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
         super::validate(&super::steps::table(&root, &super::Cpu::read())).unwrap();
     }
+
+    /// A module of tests/outputs.rs that ran nothing counts as an empty target (as
+    /// tests/fork.rs on Windows); a `mod` of another file (a `#[path]` helper) does not.
+    #[test]
+    fn empty_modules_of_a_merged_binary_are_empty_targets() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+        let out = "     Running tests/outputs.rs (x)\nrunning 2 tests\ntest golden::a ... ok\ntest every_test_file ... ok\n\
+                   \n     Running tests/injection.rs (y)\nrunning 0 tests\n";
+        let all: Vec<String> = std::fs::read_to_string(root.join("tests/outputs.rs"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let m = l.strip_prefix("mod ")?.strip_suffix(';')?;
+                (m != "common" && m != "golden").then(|| format!("tests/{m}.rs"))
+            })
+            .collect();
+        let mut want: Vec<String> = all.into_iter().chain(["tests/injection.rs".to_string()]).collect();
+        want.sort();
+        assert!(want.len() > 5 && want.contains(&"tests/fork.rs".to_string()));
+        assert_eq!(super::checks::empty_targets(&root, out), want);
+    }
 }

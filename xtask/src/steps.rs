@@ -32,7 +32,7 @@ const PORTABLE32: &[(&str, &str)] = &[("RATCHET_RNG_PORTABLE32", "1"), ("CARGO_T
 const LAZY: &[(&str, &str)] =
     &[("RATCHET_RNG_PORTABLE32", "1"), ("RATCHET_RNG_KECCAK_LAZY", "1"), ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND)];
 const WASI_RUNNER: (&str, &str) = ("CARGO_TARGET_WASM32_WASIP1_RUNNER", "node --disable-warning=ExperimentalWarning .ci/wasi-run.mjs");
-const ASAN_TESTS: &str = "--lib --test contracts";
+const ASAN_TESTS: &str = "--lib --test contracts --test xof_kat";
 const README_TEST: &str = "cargo test --all-features (the README's test command)";
 const PATCHES: &str = "every .ci/mutants patch applies";
 const WINDOWS_EMPTY: &str = "tests/fork.rs tests/injection.rs tests/memory_hygiene.rs tests/residue.rs tests/sandbox.rs \
@@ -99,40 +99,18 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             300,
             cmd("python3 scripts/check-doc-links.py --negative-control"),
         ),
-        // ---- the thread layer's mutants: the longest chains, so they start first -------------------
-        mutant(
-            "mutants",
-            "residue-by-value-unscrubbed.patch",
-            "no_key_or_unread_output_outside_the_state_pages",
-            INSPECT,
-            "--all-features --test residue",
-        ),
-        mutant(
-            "mutants",
-            "residue-by-value-shallow-unscrubbed.patch",
-            "no_key_or_unread_output_outside_the_state_pages",
-            INSPECT,
-            "--all-features --test residue",
-        ),
-        mutant(
-            "mutants",
-            "short-batch-unscrubbed.patch",
-            "no_key_or_unread_output_outside_the_state_pages",
-            INSPECT,
-            "--all-features --test residue",
-        ),
-        mutant(
-            "mutants",
-            "stack-mark-consumed.patch",
-            "no_key_or_unread_output_outside_the_state_pages",
-            INSPECT,
-            "--all-features --test residue",
-        ),
+    ];
+    // ---- the thread layer's mutants: the longest chains, so they start first -------------------
+    for patch in ["residue-by-value-unscrubbed", "residue-by-value-shallow-unscrubbed", "short-batch-unscrubbed", "stack-mark-consumed"] {
+        let patch = format!("{patch}.patch").leak();
+        t.push(mutant("mutants", patch, "no_key_or_unread_output_outside_the_state_pages", INSPECT, "--all-features --test residue"));
+    }
+    t.extend([
         vm("generation-unchecked.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
         vm("stale-not-reseeded.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
         vm("vmclock-torn-page-trusted.patch", "inspected::torn_or_invalid_page_is_never_trusted"),
         vm("clone-material-unmixed.patch", "inspected::clones_with_equal_os_seeds_differ_after_reseed_all_threads"),
-    ];
+    ]);
     t.push(step(README_TEST, "host", 1500, Box::new(c::readme_test)));
     for patch in [
         "mix-only-when-stale-at-entry.patch",
