@@ -32,7 +32,7 @@ const PORTABLE32: &[(&str, &str)] = &[("RATCHET_RNG_PORTABLE32", "1"), ("CARGO_T
 const LAZY: &[(&str, &str)] =
     &[("RATCHET_RNG_PORTABLE32", "1"), ("RATCHET_RNG_KECCAK_LAZY", "1"), ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND)];
 const WASI_RUNNER: (&str, &str) = ("CARGO_TARGET_WASM32_WASIP1_RUNNER", "node --disable-warning=ExperimentalWarning .ci/wasi-run.mjs");
-const ASAN_TESTS: &str = "--lib --test contracts --test xof_kat";
+const ASAN_TESTS: &str = "--lib --test contracts";
 const README_TEST: &str = "cargo test --all-features (the README's test command)";
 const PATCHES: &str = "every .ci/mutants patch applies";
 const WINDOWS_EMPTY: &str = "tests/fork.rs tests/injection.rs tests/memory_hygiene.rs tests/residue.rs tests/sandbox.rs \
