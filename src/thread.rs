@@ -35,9 +35,8 @@ use rand_core::{TryCryptoRng, TryRng};
 use crate::error::OsError;
 pub use state::RESEED_BYTES;
 
-/// The next `K` bytes: from the buffer, else through [`storage::fill_slow`].
-/// The slow path fills an array of its own, so that this one stays in
-/// registers.
+/// The next `K` bytes: from the buffer, else from the slow path, which fills an
+/// array of its own so that this one stays in registers.
 #[inline(always)]
 fn next_array<const K: usize>() -> [u8; K] {
     let mut bytes = [0u8; K];
@@ -57,9 +56,8 @@ fn next_array_slow<const K: usize>() -> [u8; K] {
     bytes
 }
 
-/// The slow path of the infallible entry points, and their panic: out of
-/// line, so that the fast path (`storage::take`) inlined at the caller needs
-/// no saved registers.
+/// The infallible entry points' slow path and panic, out of line so that the
+/// fast path (`storage::take`) inlined at the caller needs no saved registers.
 #[cold]
 #[inline(never)]
 fn fill_slow_or_panic(dst: &mut [u8]) {
@@ -101,8 +99,7 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///
 /// **Threads.** Each thread has its own generator, seeded independently. The
 /// handle holds no state, so no key or buffer crosses threads: every call is
-/// served by the generator of the thread that makes it: a handle moved to
-/// another thread serves that thread's generator there. A handle (`Send`,
+/// served by the generator of the thread that makes it. A handle (`Send`,
 /// `Sync`, `Clone`, `Default`) can therefore sit wherever `Send + Sync` is
 /// required, such as a field of a struct shared through an `Arc` by workers:
 ///
@@ -204,17 +201,16 @@ impl ThreadRng {
     /// buffered output.
     ///
     /// Called reentrantly (a signal handler, a custom `getrandom` backend or a
-    /// global allocator inside a call of this thread's generator), the reseed
-    /// is done by the interrupted call as it ends, before it returns (if the
-    /// operating system fails it then, the current key goes on, as after a
-    /// failed scheduled reseed). Called in this thread's thread-local
-    /// destruction, it does nothing: every call is served by the OS then.
+    /// global allocator inside a call of this thread's generator), it returns
+    /// `Ok(())` at once, and the interrupted call reseeds before it returns
+    /// (keeping the current key if the operating system fails then, as after a
+    /// failed scheduled reseed). In this thread's thread-local destruction it
+    /// does nothing: every call is served by the OS then.
     ///
     /// # Errors
     /// [`OsError`] if the operating system's generator fails; the generator then
     /// goes on serving its current state, unless a seed is required anyway
     /// (first use in the thread, after a fork: nothing is served until then).
-    /// A reentrant call returns `Ok(())`: its reseed has not happened yet.
     pub fn reseed(&mut self) -> Result<(), OsError> {
         storage::fill_slow(&mut [], true)
     }
@@ -260,13 +256,11 @@ impl TryCryptoRng for ThreadRng {}
 /// been seen or copied. Which restores are seen without it:
 /// [`guide::security`](crate::guide::security), "VM snapshots".
 ///
-/// It returns at once; every thread reseeds at its next call, threads blocked
-/// when it was called included. A call it interrupted (from a signal handler)
-/// serves nothing it took before, unless that call had already passed its last
-/// check (its value was then already drawn).
-///
-/// **Async-signal-safe**: one atomic add; it may be called from a signal
-/// handler, and on any thread. It never fails and never blocks.
+/// **Async-signal-safe**: one atomic add, on any thread; it never fails nor
+/// blocks. Every thread reseeds at its next call, threads blocked when it was
+/// called included. A call it interrupted (from a signal handler) serves
+/// nothing it took before, unless that call had already passed its last check
+/// (its value was then already drawn).
 ///
 /// ```
 /// let before = ratchet_rng::u64();
@@ -328,7 +322,7 @@ pub fn thread_rng() -> ThreadRng {
 /// ratchet_rng::rng().fill(&mut words);
 /// assert_ne!(words, [0; 4]);
 ///
-/// // The words are the generator's next 16 bytes, read little-endian:
+/// // The halves are the generator's next 6 bytes, read little-endian:
 /// let mut seeded = ChaChaKeyErasureRng::seed_from_u64(7);
 /// let mut twin = ChaChaKeyErasureRng::seed_from_u64(7);
 /// let mut halves = [0u16; 3];

@@ -108,15 +108,14 @@ const CONSERVATIVE: [Protection; 4] = [
 ];
 
 /// This process's protection, decided on first use from `wipes` (what
-/// [`advise_wipe`] answered for the calling thread's slab); the
-/// `pthread_atfork` handler (hook `on_child`) is registered then, whatever the
-/// verdict. An atomic, not a `Once`: a fork while another thread holds a
-/// `Once` would leave the child waiting forever.
-///
-/// Racing threads need not agree (the per-thread [`WIPE_VERDICT`]): each
-/// returns the verdicts merged by `fetch_max` in [`CONSERVATIVE`]'s order, so
-/// none gets `Wipe` once one saw the wipe fail; one that got it before keeps
-/// its fast path open until its next slow path (at most one buffer).
+/// [`advise_wipe`] answered for the calling thread's slab), when the
+/// `pthread_atfork` handler (hook `on_child`) is registered, whatever the
+/// verdict. An atomic, not a `Once`: a fork while another thread holds a `Once`
+/// would leave the child waiting forever. Racing threads need not agree (the
+/// per-thread [`WIPE_VERDICT`]): each returns the verdicts merged by
+/// `fetch_max` in [`CONSERVATIVE`]'s order, so none gets `Wipe` once one saw
+/// the wipe fail; one that got it before keeps its fast path open until its
+/// next slow path (at most one buffer).
 pub(crate) fn protection(on_child: fn(), wipes: bool) -> Protection {
     if let Some(known) = decided() {
         return known;
@@ -178,12 +177,5 @@ pub(crate) use atfork::epoch;
 /// `wasm32-unknown-unknown`). Its limit (SECURITY.md, "Not covered"): a raw
 /// `clone` into a new PID namespace may have its parent's id.
 pub(crate) fn process_id() -> u32 {
-    #[cfg(unix)]
-    {
-        std::process::id()
-    }
-    #[cfg(not(unix))]
-    {
-        0
-    }
+    if cfg!(unix) { std::process::id() } else { 0 }
 }

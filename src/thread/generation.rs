@@ -3,11 +3,10 @@
 //! CRIU process restore, `reseed_all_threads()`; SECURITY.md, "VM snapshots").
 //!
 //! A generation is two words, compared for equality by every call (the fast
-//! path included, under the in-use mark, after it copied its bytes and before
-//! it returns them): `explicit`, moved by `reseed_all_threads()`, and `vm`,
-//! the VMClock page's counter (`generation/vmclock.rs`), else the droppable
-//! word ([`DROPPABLE`]), else a constant. A thread whose page (`storage.rs`)
-//! records another one reseeds on the slow path (see [`trusted`]).
+//! path's too): `explicit`, moved by `reseed_all_threads()`, and `vm`, the
+//! VMClock page's counter (`generation/vmclock.rs`), else the droppable word
+//! ([`DROPPABLE`]), else a constant. A thread whose page (`storage.rs`) records
+//! another one reseeds on the slow path (see [`trusted`]).
 
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
@@ -81,12 +80,12 @@ pub(crate) fn trusted(now: Generation) -> bool {
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     if let Some(word) = watched_word() {
         return match vmclock::read_watched(word) {
-            vmclock::View::Valid(fields) => {
+            vmclock::View::Valid(counter) => {
                 if UNSETTLED.load(Ordering::Relaxed) {
                     UNSETTLED.store(false, Ordering::Relaxed);
                     set_status(Status::Watched);
                 }
-                fields.generation_word == now.vm
+                counter == now.vm
             }
             vmclock::View::Invalid => {
                 // Watched unsettled, and now consistently no VMClock page:
@@ -157,12 +156,8 @@ fn droppable_word() -> *mut AtomicUsize {
     }
     let word = page.cast::<AtomicUsize>();
     // Two probes at once (a child took over): the loser's page stays unused.
-    match DROPPABLE.compare_exchange(
-        core::ptr::null_mut(),
-        word,
-        Ordering::Relaxed,
-        Ordering::Relaxed,
-    ) {
+    let null = core::ptr::null_mut();
+    match DROPPABLE.compare_exchange(null, word, Ordering::Relaxed, Ordering::Relaxed) {
         Ok(_) => {
             // A write first, not a read: one page fault, not two.
             arm(word);
@@ -336,16 +331,6 @@ static FAILED_PROBES: AtomicUsize = AtomicUsize::new(0);
 /// How many probes a process makes at most ([`Refusal::passes`]).
 const PROBES: usize = 4;
 
-/// Where the probe looks (the inspection hook may point it elsewhere).
-#[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
-fn probe_target() -> (&'static core::ffi::CStr, Accept) {
-    #[cfg(ratchet_rng_inspect)]
-    if let Some(target) = inspect::probe_target() {
-        return target;
-    }
-    (c"/dev/vmclock0", Accept::Device)
-}
-
 #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
 use vmclock::Accept;
 
@@ -404,7 +389,10 @@ static START_VM: AtomicUsize = AtomicUsize::new(0);
 fn probe_now() -> Status {
     #[cfg(all(any(target_os = "linux", target_os = "android"), not(miri)))]
     {
-        let (path, accept) = probe_target();
+        // Where the probe looks (the inspection hook may point it elsewhere).
+        let (path, accept) = (c"/dev/vmclock0", Accept::Device);
+        #[cfg(ratchet_rng_inspect)]
+        let (path, accept) = inspect::probe_target().unwrap_or((path, accept));
         match vmclock::attach(path, accept) {
             Ok(attached) => watch(&attached),
             Err(refusal)
@@ -509,9 +497,8 @@ pub(crate) mod inspect {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Watches the VMClock page in the file at `path` as a probe would, and
-    /// skips the process's own probe; the old mapping stays (a thread may
-    /// read it).
+    /// Watches the VMClock page in the file at `path` as a probe would (the old
+    /// mapping stays: a thread may read it); the process's own probe is skipped.
     pub(crate) fn watch_file(path: &core::ffi::CStr) -> Result<(), &'static str> {
         PROBE.store(DONE, Ordering::Relaxed);
         let attached = vmclock::attach(path, Accept::DeviceOrFile)
@@ -542,8 +529,7 @@ pub(crate) mod inspect {
         PROBE.store(IDLE, Ordering::Relaxed);
     }
 
-    /// Zeroes the droppable page as a CRIU restore does; false if none is
-    /// watched.
+    /// Zeroes the droppable page as a CRIU restore does; false if unwatched.
     pub(crate) fn drop_restore_page() -> bool {
         if !restore_word_watched() {
             return false;
@@ -560,8 +546,7 @@ pub(crate) mod inspect {
         NO_DROPPABLE.store(true, Ordering::Relaxed);
     }
 
-    /// Marks the probe busy in this process: what a child forked mid-probe
-    /// sees.
+    /// Marks the probe busy in this process, as a child forked mid-probe sees it.
     pub(crate) fn probe_busy() {
         PROBE.store(busy(crate::thread::fork::process_id()), Ordering::Relaxed);
     }

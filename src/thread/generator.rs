@@ -146,13 +146,12 @@ fn chacha_lite_mix(seed: &mut [u8; 32], [cycles, monotonic]: [u64; 2]) {
 
 /// The AES engine's [`Mix::Lite`]: the clocks, kept beside the key (the OS
 /// bytes) and used once, by whichever output comes first. A short batch
-/// ([`Generator::generate_short`]) takes them as its nonce
-/// ([`nonce`](Self::nonce)): clones with equal OS bytes and different clocks
-/// read one key's permutation at disjoint inputs, with one key expansion in
-/// all. Pools ([`Generator::generate`], counters from 0 under each key) first
-/// replace the key ([`mix_key`](Self::mix_key)). Not secret, but zeroed with
-/// the key; all zeros: nothing pending.
-#[derive(Clone, Copy)]
+/// ([`Generator::generate_short`]) takes them as its nonce: clones with equal
+/// OS bytes and different clocks read one key's permutation at disjoint inputs,
+/// with one key expansion in all. Pools ([`Generator::generate`], counters from
+/// 0 under each key) first replace the key ([`mix_key`](Self::mix_key)). Not
+/// secret, but zeroed with the key; all zeros: nothing pending.
+#[derive(Clone, Copy, Default)]
 struct LiteClocks {
     clocks: [u64; 2],
     pending: bool,
@@ -179,8 +178,7 @@ impl LiteClocks {
 }
 
 /// The OS generator's bytes for a reseed; at a thread's `first` seeding, from
-/// the process's seed reserve where it serves (`pages.rs`). Inspection builds
-/// can make them equal everywhere (`SAME_OS_SEEDS`).
+/// the process's seed reserve where it serves (`pages.rs`).
 fn os_seed(seed: &mut [u8; 32], first: bool) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
     if FAIL_OS_SEEDS.load(core::sync::atomic::Ordering::Relaxed) {
@@ -241,7 +239,8 @@ pub(crate) const SHORT_BLOCKS: usize = 16;
 /// Bytes in a [`Generator::generate_short`] batch (key included).
 pub(crate) const SHORT_BYTES: usize = SHORT_BLOCKS * 16;
 
-/// The keys; only the engine's is used. Zeroed: unseeded.
+/// The keys; only the engine's is used. Zeroed (tests' `default()`): unseeded.
+#[cfg_attr(test, derive(Clone, Default))]
 pub(crate) struct Generator {
     /// The AES-256 key of the next pool.
     aes_key: [u8; 32],
@@ -255,20 +254,6 @@ pub(crate) struct Generator {
 }
 
 impl Generator {
-    /// The unseeded (all-zero) generator.
-    #[cfg(test)]
-    pub(crate) const fn new() -> Self {
-        Self {
-            aes_key: [0; 32],
-            chacha_key: [0; 8],
-            seed: [0; 32],
-            lite: LiteClocks {
-                clocks: [0; 2],
-                pending: false,
-            },
-        }
-    }
-
     /// Reseeds from the operating system, in place; on failure the current key
     /// stays as it was. [`Mix::Full`] hashes the OS bytes with what differs
     /// between clones ([`generation::clone_material`]); [`Mix::Lite`] applies
@@ -403,17 +388,6 @@ impl Generator {
         }
     }
 
-    /// A copy with the same keys (tests only: generators are not `Clone`).
-    #[cfg(test)]
-    pub(crate) fn twin(&self) -> Self {
-        Self {
-            aes_key: self.aes_key,
-            chacha_key: self.chacha_key,
-            seed: self.seed,
-            lite: self.lite,
-        }
-    }
-
     /// Zeroes every key: unseeded again.
     pub(crate) fn wipe(&mut self) {
         self.aes_key.zeroize();
@@ -425,6 +399,7 @@ impl Generator {
 }
 
 #[cfg(test)]
+#[allow(clippy::field_reassign_with_default, reason = "zeroed, then keyed")]
 mod tests {
     use super::*;
     use crate::xof::TurboShake256;
@@ -436,7 +411,7 @@ mod tests {
         if Generator::short_output_bytes().is_none() {
             return;
         }
-        let mut generator = Generator::new();
+        let mut generator = Generator::default();
         generator.aes_key = core::array::from_fn(|i| (i * 37 + 5) as u8);
         let mut key = generator.aes_key;
         for round in 0..2 {
@@ -469,7 +444,7 @@ mod tests {
             pending: true,
         };
         let short = |clocks: [u64; 2]| {
-            let mut generator = Generator::new();
+            let mut generator = Generator::default();
             generator.aes_key = key;
             generator.lite = lite(clocks);
             let mut out = [0u8; SHORT_BYTES];
@@ -498,7 +473,7 @@ mod tests {
         }
         // Pools: the key becomes the clocks' keystream under the OS bytes.
         let pool = Generator::refill_bytes();
-        let mut generator = Generator::new();
+        let mut generator = Generator::default();
         generator.aes_key = key;
         generator.lite = lite(clocks);
         let mut ours = std::vec![0u8; pool];
@@ -507,7 +482,7 @@ mod tests {
         let mut mixed = [[0u8; 16]; 2];
         let counter = u128::from(clocks[0]) << 64 | u128::from(clocks[1]);
         aes::soft::ctr_keystream(&aes::soft::expand_key(&key), counter, &mut mixed);
-        let mut twin = Generator::new();
+        let mut twin = Generator::default();
         twin.aes_key.copy_from_slice(mixed.as_flattened());
         let mut theirs = std::vec![0u8; pool];
         twin.generate(&mut theirs);

@@ -98,11 +98,6 @@ pub(crate) struct Stride {
     pub(crate) buffer: usize,
 }
 
-/// A slab's length: every slot's state, then every slot's buffer, in pages.
-fn slab_len(stride: Stride) -> usize {
-    (SLOTS * (stride.state + stride.buffer)).next_multiple_of(page_bytes())
-}
-
 /// Slot `slot`'s state and buffer in the slab at `base`: the states packed
 /// from the slab's start (several to a page), the buffers after them.
 fn slot_at(base: *mut u8, slot: usize, stride: Stride) -> Slot {
@@ -171,19 +166,13 @@ fn base(slab: &Slab, stride: Stride) -> Option<(*mut u8, usize)> {
     if let Some(published) = slab.published() {
         return Some(published);
     }
-    let len = slab_len(stride);
+    // Every slot's state, then every slot's buffer, in whole pages.
+    let len = (SLOTS * (stride.state + stride.buffer)).next_multiple_of(page_bytes());
     let mine = map(len)?;
     // SAFETY: `mine..mine + len` is the fresh slab made above (`map`).
     let advice = unsafe {
-        (if super::fork::advise_wipe(mine, len) {
-            WIPED
-        } else {
-            0
-        }) | (if super::fork::advise_no_dump(mine, len) {
-            NOT_DUMPED
-        } else {
-            0
-        })
+        (usize::from(super::fork::advise_wipe(mine, len)) * WIPED)
+            | (usize::from(super::fork::advise_no_dump(mine, len)) * NOT_DUMPED)
     };
     // Advised, not yet published: another thread may publish its own here.
     inject!(SlabAdvised);

@@ -50,10 +50,18 @@ pub(crate) struct Buffer(pub(crate) [u8; BUFFER_BYTES]);
 #[repr(C, align(64))]
 pub(crate) struct Short(pub(crate) [u8; SHORT_BYTES]);
 
+#[cfg(test)]
+impl Default for Short {
+    fn default() -> Self {
+        Self([0; SHORT_BYTES])
+    }
+}
+
 /// A thread's state. All zeros (a fresh mapping, or a page a fork wiped) is a
 /// valid value: unseeded, nothing buffered. Small, so that several threads'
 /// states share a page and a new thread's first use usually faults in nothing.
 #[repr(C)]
+#[cfg_attr(test, derive(Default))]
 pub(crate) struct State {
     /// Unread output is `short[..left]` or the buffer's `[..left]` (`left` is
     /// the storage's), served from its end (no order to keep); all else is zero.
@@ -76,21 +84,6 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// The unseeded state (all zeros).
-    #[cfg(test)]
-    pub(crate) const fn new() -> Self {
-        Self {
-            short: Short([0; SHORT_BYTES]),
-            seeded: 0,
-            budget: 0,
-            epoch: 0,
-            pid: 0,
-            generator: Generator::new(),
-            in_short: false,
-            buffer_used: false,
-        }
-    }
-
     /// Whether the unread output is in [`short`](Self::short), not the buffer.
     pub(crate) fn unread_in_short(&self) -> bool {
         self.in_short
@@ -324,6 +317,31 @@ impl State {
 mod tests {
     use super::*;
 
+    /// A fresh state, its buffer and its unread count, as the storage holds them.
+    struct Held {
+        state: std::boxed::Box<State>,
+        buffer: std::boxed::Box<Buffer>,
+        left: usize,
+    }
+
+    impl Held {
+        fn new() -> Self {
+            Self {
+                state: std::boxed::Box::default(),
+                buffer: std::boxed::Box::new(Buffer([0; BUFFER_BYTES])),
+                left: 0,
+            }
+        }
+
+        /// [`State::serve`] with these verdicts (never `stale`); it must succeed.
+        fn serve(&mut self, dst: &mut [u8], force: bool, check_pid: bool, first_use: bool) {
+            let (buffer, left) = (&mut *self.buffer, &mut self.left);
+            self.state
+                .serve(buffer, left, dst, force, check_pid, false, first_use)
+                .unwrap();
+        }
+    }
+
     /// A thread's first use buffers only a short batch (AES engine), the rest
     /// zero; any other seeding refills a whole pool, and the refill after the
     /// short batch fills the buffer.
@@ -331,50 +349,34 @@ mod tests {
     fn first_use_buffers_a_short_batch() {
         let refill = Generator::refill_bytes();
         let short = Generator::short_output_bytes();
-        let mut state = std::boxed::Box::new(State::new());
-        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
-        let mut left = 0;
+        let mut held = Held::new();
         let mut out = [0u8; 8];
-        state
-            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
-            .unwrap();
+        held.serve(&mut out, false, false, true);
         assert_ne!(out, [0; 8]);
-        assert_eq!(left, short.unwrap_or(refill) - 8);
+        assert_eq!(held.left, short.unwrap_or(refill) - 8);
         let unread = if short.is_some() {
-            assert!(state.unread_in_short());
-            &state.short.0[..]
+            assert!(held.state.unread_in_short());
+            &held.state.short.0[held.left..]
         } else {
-            &buffer.0[..]
+            &held.buffer.0[held.left..]
         };
-        assert!(unread[left..].iter().all(|&b| b == 0), "served bytes kept");
+        assert!(unread.iter().all(|&b| b == 0), "served bytes kept");
         assert_eq!(
-            buffer.0.iter().all(|&b| b == 0),
+            held.buffer.0.iter().all(|&b| b == 0),
             short.is_some(),
             "a short batch touched the buffer, or a refill did not"
         );
         assert_eq!(
-            state.budget,
+            held.state.budget,
             RESEED_BYTES - short.map_or(refill, |_| SHORT_BYTES)
         );
         // Drained, the next refill fills the buffer.
-        let mut rest = std::vec![0u8; left + 8];
-        state
-            .serve(
-                &mut buffer,
-                &mut left,
-                &mut rest,
-                false,
-                false,
-                false,
-                false,
-            )
-            .unwrap();
-        assert_eq!(left, BUFFER_BYTES / refill * refill - 8);
+        let mut rest = std::vec![0u8; held.left + 8];
+        held.serve(&mut rest, false, false, false);
+        assert_eq!(held.left, BUFFER_BYTES / refill * refill - 8);
         // A forced reseed refills one pool.
-        state
-            .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
-            .unwrap();
-        assert_eq!(left, refill - 8);
+        held.serve(&mut out, true, false, false);
+        assert_eq!(held.left, refill - 8);
     }
 
     /// A first use without the pid check leaves the process id unrecorded; a
@@ -387,35 +389,23 @@ mod tests {
         let refill = Generator::refill_bytes();
         let mut out = [0u8; 8];
         // Forced: recorded (the pid is what is checked here).
-        let mut state = std::boxed::Box::new(State::new());
-        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
-        let mut left = 0;
-        state
-            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
-            .unwrap();
-        assert_eq!(state.pid, 0, "a first use read the process id");
-        state
-            .serve(&mut buffer, &mut left, &mut out, true, false, false, false)
-            .unwrap();
-        assert_eq!(state.pid, fork::process_id());
+        let mut held = Held::new();
+        held.serve(&mut out, false, false, true);
+        assert_eq!(held.state.pid, 0, "a first use read the process id");
+        held.serve(&mut out, true, false, false);
+        assert_eq!(held.state.pid, fork::process_id());
         // Checked: a fork, so a reseed and a fresh refill, not the short batch.
-        let mut state = std::boxed::Box::new(State::new());
-        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
-        let mut left = 0;
-        state
-            .serve(&mut buffer, &mut left, &mut out, false, false, false, true)
-            .unwrap();
-        let mut twin = state.generator.twin();
-        state
-            .serve(&mut buffer, &mut left, &mut out, false, true, false, false)
-            .unwrap();
-        assert_eq!(state.pid, fork::process_id());
+        let mut held = Held::new();
+        held.serve(&mut out, false, false, true);
+        let mut twin = held.state.generator.clone();
+        held.serve(&mut out, false, true, false);
+        assert_eq!(held.state.pid, fork::process_id());
         assert_eq!(
-            left,
+            held.left,
             refill - 8,
             "an unrecorded pid was not counted as a fork"
         );
-        assert_eq!(state.budget, RESEED_BYTES - refill);
+        assert_eq!(held.state.budget, RESEED_BYTES - refill);
         // The new key is not the old one's continuation.
         let mut theirs = std::vec![0u8; refill];
         twin.generate(&mut theirs);
@@ -429,22 +419,12 @@ mod tests {
     /// predicts the output within the budget, and not past it.
     #[test]
     fn spent_budget_reseeds_from_the_os() {
-        let mut state = std::boxed::Box::new(State::new());
-        let mut buffer = std::boxed::Box::new(Buffer([0; BUFFER_BYTES]));
-        state
-            .serve(
-                &mut buffer,
-                &mut 0,
-                &mut [0u8; 1],
-                false,
-                false,
-                false,
-                true,
-            )
-            .unwrap();
+        let mut held = Held::new();
+        held.serve(&mut [0u8; 1], false, false, true);
+        let state = &mut held.state;
         assert_eq!(state.seeded, SEEDED);
         let refill = Generator::refill_bytes();
-        let mut twin = state.generator.twin();
+        let mut twin = state.generator.clone();
         let (mut ours, mut theirs) = (std::vec![0u8; refill], std::vec![0u8; refill]);
         // Within the budget: the same key, the same bytes.
         state.budget = refill;

@@ -1,12 +1,9 @@
 //! Where each thread's state lives, who may touch it when, and its lifetime: all
 //! of the thread-local generator's `unsafe` code that is not an OS call.
 //!
-//! # Where the state lives
-//! Each thread's [`State`] lives in a [`Page`], with its [`Buffer`] apart in a
-//! [`BufferPage`]: the two pieces of a slot of a slab (`pages.rs`; on unix an
-//! anonymous mapping, so that the kernel can be told what a forked child sees
-//! there). Each piece starts with a [`Header`]; the fast path's gate ([`SLOT`])
-//! is the header of the piece that holds the unread bytes, which follow it.
+//! Each thread's [`State`] and [`Buffer`] live in a slab's slot (`pages.rs`) as
+//! a [`Page`] and a [`BufferPage`], each after a [`Header`]; the fast path's
+//! gate ([`SLOT`]) is the header of the piece that holds the unread bytes.
 //!
 //! # In use: reentrancy and signals
 //! The in-use mark is the low bit of [`SLOT`] (a thread-local, copied, not
@@ -17,19 +14,17 @@
 //! or a thread-local destructor inside the slow path) never touches the state:
 //! the operating system serves it, as glibc's vDSO `getrandom` does.
 //!
-//! What a signal handler may do, by where it lands:
-//! - **Between the read of `SLOT` and the mark** (one window per entry point):
-//!   it runs a whole call, which may create, seed or refill the page and open
-//!   or close the gate. The interrupted call then sets the mark over the value
-//!   it read (still [`CLOSED`] or this thread's page, which outlives the call)
-//!   and reads `PAGE` and `left` only after it, so it sees all the handler
-//!   left. The gate it writes back at its end at worst closes one the handler
-//!   opened (the next call takes the slow path) or reopens one the handler
-//!   closed over the same page, whose `left` still says what may be served.
-//! - **After the mark**: served by the OS, the state untouched.
-//! - **In the thread-exit destructor** ([`Owner`]): before its first store, a
-//!   whole call as above; after it, the mark is set for good, so no later call
-//!   on this thread reaches the page, which is then wiped and released.
+//! A signal handler that lands between the read of `SLOT` and the mark (one
+//! window per entry point) runs a whole call, which may create, seed or refill
+//! the page and open or close the gate. The interrupted call then sets the mark
+//! over the value it read (still [`CLOSED`] or this thread's page, which
+//! outlives the call) and reads `PAGE` and `left` only after it, so it sees all
+//! the handler left. The gate it writes back at its end at worst closes one the
+//! handler opened (the next call takes the slow path) or reopens one the
+//! handler closed over the same page, whose `left` still says what may be
+//! served. In the thread-exit destructor ([`Owner`]), a handler runs a whole
+//! call before the first store, which sets the mark for good: no later call on
+//! this thread reaches the page, which is then wiped and released.
 //!
 //! Nothing is served twice and no `&mut` aliases. [`set_slot`] and [`set_page`]
 //! are fenced on both sides, so the compiler (to which a signal handler is
@@ -37,16 +32,14 @@
 //! window has an injection point (`inject!`), tested by `tests/injection.rs`.
 //!
 //! # A fork or a new generation in the middle of a call
-//! Each header records the process-wide generation (`generation.rs`) its state
-//! was seeded under. A signal handler may fork, or move the generation (as a
-//! VM restore does), while the call it interrupted is half done; a forked
-//! child resumes that call over a page the kernel wiped (or the
-//! `pthread_atfork` hook closed). So every call, after its last store to the
-//! state and before it clears the mark, re-checks `live` (which a wipe or the
-//! hook zeroes) and the generation; on a difference it closes the fast path
-//! (`left = 0`) and the slow path serves afresh, reseeding with the clone
-//! material mixed in. A fork or a restore after that check duplicates a value
-//! already drawn, as any value a program holds then.
+//! A signal handler may fork, or move the generation (`generation.rs`, as a VM
+//! restore does), while the call it interrupted is half done; a forked child
+//! resumes that call over a page the kernel wiped (or the `pthread_atfork` hook
+//! closed). So every call, after its last store to the state and before it
+//! clears the mark, re-checks the header's `live` (which a wipe or the hook
+//! zeroes) and generation; on a difference it closes the fast path (`left = 0`)
+//! and the slow path serves afresh, reseeding with the clone material mixed in.
+//! A fork or a restore after that check duplicates a value already drawn.
 
 use core::cell::Cell;
 use core::ptr;
@@ -93,10 +86,9 @@ impl Header {
     }
 
     /// Records the generation the state was (re)seeded under.
-    fn record(&self, seeded_under: Generation) {
-        self.vm.store(seeded_under.vm, Ordering::Relaxed);
-        self.explicit
-            .store(seeded_under.explicit, Ordering::Relaxed);
+    fn record(&self, seeded: Generation) {
+        self.vm.store(seeded.vm, Ordering::Relaxed);
+        self.explicit.store(seeded.explicit, Ordering::Relaxed);
     }
 
     /// Whether the state was seeded under `now`.
@@ -185,20 +177,16 @@ fn set_slot(slot: *const Header) {
     compiler_fence(Ordering::SeqCst);
 }
 
-/// Bit 1 of [`SLOT`], beside the in-use mark: the `pthread_atfork` child hook
-/// found the mark set (this is a child forked from a signal handler in the
-/// middle of a call), so the call that holds the mark does the hook's wipe
-/// when it releases it ([`release`]).
+/// Bits of [`SLOT`] beside the in-use mark, which what runs inside a call (the
+/// fork hook, a reentrant call) leaves for it, done as it releases the mark:
+/// the hook's wipe (a child forked from a signal handler mid-call keeps none of
+/// its parent's next output, even from a fork after its last check: issue 46).
 const WIPE_PENDING: usize = 2;
-
-/// Bit 2 of [`SLOT`]: a reentrant `reseed()` (a signal handler's) found the
-/// mark set, so the call that holds it reseeds once it has released it.
+/// A reentrant `reseed()`.
 const RESEED_PENDING: usize = 4;
 
-/// Clears the in-use mark, writing `gate` to [`SLOT`]; then, if a fork's child
-/// hook ran inside this call and found the mark set, wipes the state as the
-/// hook would have: the child keeps none of its parent's next output, even
-/// from a fork after the call's last check (issue 46). Fenced as [`set_slot`].
+/// Clears the in-use mark, writing `gate` to [`SLOT`] (fenced as [`set_slot`]);
+/// then does what was left for this call ([`pending`]).
 #[inline(always)]
 fn release(gate: *const Header) {
     compiler_fence(Ordering::SeqCst);
@@ -243,14 +231,12 @@ fn set_page(page: *mut Page) -> *mut Page {
     old
 }
 
-/// The hot path of every entry point: serves `dst` from the end of this
-/// thread's unread bytes, wiping them there, if the fast path is open, the
-/// state not in use and the buffer holds all of `dst`; false otherwise (then
-/// call [`fill_slow`]), for an empty `dst` too when nothing is buffered.
-/// `u32()` and `u64()` pass an array: the bounds below fold to one compare.
-///
-/// This is also the fork check: a forked child finds `left == 0` (wiped, or
-/// zeroed by the `pthread_atfork` hook), so its first call reseeds.
+/// The hot path of every entry point, and its fork check: serves `dst` from the
+/// end of this thread's unread bytes, wiping them there, if the fast path is
+/// open, the state not in use and the buffer holds all of `dst` (a forked child
+/// finds `left == 0`: wiped, or zeroed by the `pthread_atfork` hook); false
+/// otherwise (then call [`fill_slow`]), for an empty `dst` too when nothing is
+/// buffered.
 #[inline(always)]
 pub(crate) fn take(dst: &mut [u8]) -> bool {
     let slot = SLOT.with(Cell::get);
@@ -271,10 +257,9 @@ pub(crate) fn take(dst: &mut [u8]) -> bool {
         return false;
     }
     // The unread bytes follow the header (`Page` and `BufferPage` put them
-    // there); the last `dst.len()` of them are served.
-    let unread = slot.wrapping_add(1).cast::<u8>().cast_mut();
+    // there); the last `dst.len()` of them, from `x` on, are served.
     let x = left - dst.len();
-    let start = unread.wrapping_add(x);
+    let start = slot.wrapping_add(1).cast::<u8>().cast_mut().wrapping_add(x);
     // SAFETY: `left >= 1`, so `slot` is this thread's piece, not `CLOSED`,
     // with its slab's provenance (stored from a piece pointer); the mark, set
     // before `left` was read, keeps handlers off its unread bytes; the gate is
@@ -369,32 +354,17 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     inject!(SlowMarked);
     let page = PAGE.try_with(Cell::get).unwrap_or(destroyed());
     inject!(SlowPageRead);
-    if page == destroyed() {
-        // `create_page` failed in thread-local destruction (thread exit
-        // otherwise leaves the mark set, caught above).
-        release(slot);
-        return crate::os::fill(dst);
-    }
     // No page yet: a first use (the lite mix, unless the generation moved).
     let mut first_use = page.is_null();
-    let page = if first_use {
-        match create_page() {
-            Some(page) => page,
-            None => {
-                release(slot);
-                return crate::os::fill(dst);
-            }
-        }
-    } else {
-        page
-    };
-    // Null only if `BUFFER` cannot be read (Windows, in thread-local
-    // destruction): then the OS serves.
+    let page = if first_use { create_page() } else { Some(page) };
+    // The OS serves with no page (`create_page` failed: no memory, or in
+    // thread-local destruction, now or before; thread exit otherwise leaves the
+    // mark set, caught above) or no `BUFFER` (Windows, in that destruction).
     let buffer = BUFFER.try_with(Cell::get).unwrap_or(ptr::null_mut());
-    if buffer.is_null() {
+    let Some(page) = page.filter(|&p| p != destroyed() && !buffer.is_null()) else {
         release(slot);
         return crate::os::fill(dst);
-    }
+    };
     // Probes for the VMClock page until that is decided (then one load).
     generation::probe();
     // The droppable word re-armed, the generation not yet read: the kernel
@@ -409,11 +379,10 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     let check_pid = protection.checks_pid() || !fast;
     let mut trusted;
     let (result, gate) = loop {
-        // SAFETY: `page` and `buffer` are this thread's pieces, read from
-        // `PAGE` and `BUFFER` (or created) under the mark; they live until
-        // `Owner` is dropped, never inside this call. Only their headers'
-        // atomics are read through these shared references, and no `&mut`
-        // covers a header.
+        // SAFETY: this thread's pieces, read from `PAGE` and `BUFFER` (or
+        // created) under the mark, which live until `Owner` is dropped, never
+        // inside this call; only their headers' atomics are read through these
+        // shared references, and no `&mut` covers a header.
         let (header, buffer_header) = unsafe { (&(*page).header, &(*buffer).header) };
         header.live.store(LIVE, Ordering::Relaxed);
         compiler_fence(Ordering::SeqCst);
@@ -442,7 +411,6 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
         if result.is_ok() {
             header.record(now);
         }
-        // Whether the buffer, not the page, holds the unread bytes.
         let in_buffer = !state.unread_in_short() && state.buffer_used();
         // As at `TakeCopied`: a fork here stores this call's `left` into the
         // child's page; the child finds `live` zeroed below and starts over.
@@ -481,9 +449,8 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
             break (result, holder);
         }
         // Forked during this call (this is the child), or the generation
-        // moved: what the state holds may be another process's. Forget it and
-        // serve afresh, with a seeding that mixes everything in (an unseeded
-        // state that is not a first use).
+        // moved: the state may hold another process's bytes. Forget it and
+        // serve afresh, with the full mix (unseeded, and not a first use).
         state.forget(buf, &mut left);
         header.left.store(0, Ordering::Relaxed);
         if was_used || in_buffer {
@@ -494,12 +461,11 @@ fn serve_slow(dst: &mut [u8], force: bool) -> Result<(), OsError> {
     #[cfg(ratchet_rng_inspect)]
     crate::__inspect::first_use_done();
     // Open or close the gate for the calls that follow; clears the mark.
-    let gate = if fast && trusted && result.is_ok() {
+    release(if fast && trusted && result.is_ok() {
         gate
     } else {
         &raw const CLOSED
-    };
-    release(gate);
+    });
     result
 }
 
@@ -592,15 +558,14 @@ impl Drop for Owner {
 }
 
 /// The `pthread_atfork` child hook: closes the fast path of the thread that
-/// forked (the child's only thread), and, where the kernel wipes nothing, zeroes
-/// the states the parent's other threads left in the child (`pages.rs`). The
-/// state is wiped under the in-use mark: where the kernel did not wipe the
-/// page, the key as well as the buffer, so that the child holds nothing the
-/// parent serves or will serve. A call the fork interrupted (from a signal
-/// handler) holds the mark: it finds `live` zeroed if it resumes before its
-/// re-check, and starts over; either way it does this wipe as it releases the
-/// mark ([`WIPE_PENDING`]).
-/// (The epoch, moved by the handler, makes the next slow path reseed.)
+/// forked (the child's only thread) and wipes its state under the in-use mark,
+/// the key too where the kernel did not wipe the page, so that the child holds
+/// nothing the parent serves or will serve; where the kernel wipes nothing, it
+/// zeroes the states the parent's other threads left (`pages.rs`). A call the
+/// fork interrupted (from a signal handler) holds the mark: it starts over if
+/// it resumes before its re-check (`live` is zeroed), and does this wipe as it
+/// releases the mark ([`WIPE_PENDING`]). The epoch, moved by the handler, makes
+/// the next slow path reseed.
 fn close_in_child() {
     let (Ok(slot), Ok(page)) = (SLOT.try_with(Cell::get), PAGE.try_with(Cell::get)) else {
         return;
@@ -672,10 +637,7 @@ pub(crate) fn inspect(seed: bool) -> Option<Inspected> {
     if seed {
         fill_slow(&mut [], false).ok()?;
     }
-    let page = PAGE.try_with(Cell::get).ok()?;
-    if !is_page(page) {
-        return None;
-    }
+    let page = PAGE.try_with(Cell::get).ok().filter(|&p| is_page(p))?;
     let buffer = BUFFER.try_with(Cell::get).ok()?;
     // SAFETY: this thread's live page and buffer, not in use (no call of this
     // module is in progress on this thread); read only.

@@ -9,14 +9,12 @@
 //! - **A kernel with wipe-on-fork**, under any seccomp filter, `SIGCHLD`
 //!   disposition or reaper (only `madvise` is called): `-1` refused, the
 //!   advice accepted: [`Wipe`](super::Protection::Wipe), every child wiped.
-//! - **An emulator that accepts any advice** (qemu-user) and ignores the wipe:
-//!   `-1` accepted: [`PidCheck`](super::Protection::PidCheck), every call
-//!   compares the process id, and the `pthread_atfork` hook zeroes the states
-//!   in a libc child.
+//! - **An emulator or a filter that accepts any advice** (qemu-user, which
+//!   ignores the wipe): `-1` accepted: [`PidCheck`](super::Protection::PidCheck),
+//!   every call compares the process id, and the `pthread_atfork` hook zeroes
+//!   the states in a libc child.
 //! - **A kernel without wipe-on-fork, or a filter that fails `madvise`**: the
 //!   advice refused: `PidCheck`.
-//! - **A filter or emulator that fakes success for every `madvise`**: `-1`
-//!   accepted: `PidCheck`.
 //!
 //! The limit: an emulator or a seccomp filter that refuses unknown advice
 //! *and* fakes the wipe is believed; the `pthread_atfork` hook, registered by

@@ -7,8 +7,7 @@
 //! `storage.rs` runs its production path ([`Wipe`](super::Protection::Wipe))
 //! on real mappings (`pages.rs`): no child can exist there to see the pages.
 
-/// Whether this system has a wipe-on-fork mechanism at all (Miri on unix: as
-/// Linux).
+/// Whether this system has a wipe-on-fork mechanism (Miri on unix: as Linux).
 pub(crate) const HAS_WIPE: bool = cfg!(all(miri, unix));
 
 /// No wipe-on-fork advice here: false (Miri: accepted).

@@ -33,12 +33,6 @@ const FLAG_GENERATION_COUNTER: u32 = 1 << 8;
 /// How many times a read retries while the hypervisor is updating the page.
 const RETRIES: usize = 16;
 
-/// What a consistent read found.
-pub(super) struct Fields {
-    /// The raw word the fast path compares.
-    pub(super) generation_word: usize,
-}
-
 /// The page's atomic of type `A` at offset `at`.
 ///
 /// # Safety
@@ -63,8 +57,9 @@ fn page_of(word: *const AtomicUsize) -> *const u8 {
 
 /// What one seqlock read of the page saw.
 pub(super) enum View {
-    /// `seq_count` even and unchanged; the magic and the counter flag set.
-    Valid(Fields),
+    /// `seq_count` even and unchanged; the magic and the counter flag set: the
+    /// raw word the fast path compares.
+    Valid(usize),
     /// A consistent read of no VMClock page with the generation counter.
     Invalid,
     /// `seq_count` odd, or changed under the read, through [`RETRIES`] reads:
@@ -106,7 +101,7 @@ fn read(page: *const u8) -> View {
             continue;
         }
         return if magic == MAGIC && flags & FLAG_GENERATION_COUNTER != 0 {
-            View::Valid(Fields { generation_word })
+            View::Valid(generation_word)
         } else {
             View::Invalid
         };
@@ -186,8 +181,7 @@ pub(super) fn attach(path: &CStr, accept: Accept) -> Result<Attached, Refusal> {
     if fd < 0 {
         return Err(Refusal::after_open());
     }
-    let checked = check_file(fd, accept);
-    if let Err(refusal) = checked {
+    if let Err(refusal) = check_file(fd, accept) {
         // SAFETY: our descriptor.
         unsafe { libc::close(fd) };
         return Err(refusal);
@@ -304,18 +298,15 @@ mod tests {
             unsafe { &*self.start().add(at).cast::<AtomicU32>() }
         }
 
-        fn generation(&self) -> &AtomicUsize {
-            // SAFETY: as above.
-            unsafe { &*self.start().add(GENERATION_AT).cast::<AtomicUsize>() }
-        }
-
         /// A hypervisor's update: `seq_count` odd, the counter, even again.
         fn update(&self, generation: usize) {
             let seq = self.u32_at(SEQ_AT);
             let odd = u32::from_le(seq.load(Ordering::Relaxed)).wrapping_add(1);
             seq.store(odd.to_le(), Ordering::Relaxed);
             fence(Ordering::Release);
-            self.generation().store(generation, Ordering::Relaxed);
+            // SAFETY: as in `u32_at`.
+            let counter = unsafe { &*self.start().add(GENERATION_AT).cast::<AtomicUsize>() };
+            counter.store(generation, Ordering::Relaxed);
             seq.store(odd.wrapping_add(1).to_le(), Ordering::Release);
         }
     }
@@ -324,7 +315,7 @@ mod tests {
     fn valid_invalid_and_torn_views() {
         let page = Page::new();
         page.update(7);
-        assert!(matches!(read(page.start()), View::Valid(f) if f.generation_word == 7));
+        assert!(matches!(read(page.start()), View::Valid(7)));
         // Odd: being updated, through every retry.
         let seq = page.u32_at(SEQ_AT);
         seq.store(3u32.to_le(), Ordering::Relaxed);
@@ -355,13 +346,12 @@ mod tests {
             });
             let mut last = 1;
             while !done.load(Ordering::Relaxed) {
-                if let View::Valid(fields) = read(page.start()) {
-                    let seen = fields.generation_word;
+                if let View::Valid(seen) = read(page.start()) {
                     assert!((last..=updates).contains(&seen), "{seen} after {last}");
                     last = seen;
                 }
             }
         });
-        assert!(matches!(read(page.start()), View::Valid(f) if f.generation_word == updates));
+        assert!(matches!(read(page.start()), View::Valid(seen) if seen == updates));
     }
 }
