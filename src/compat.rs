@@ -24,7 +24,8 @@
 //!   further dependency and build for `no_std`. The inherent
 //!   `Generator::from_os_rng()` (feature `sys_rng`) is always there and wins in
 //!   method-call syntax.
-//! - `ThreadRng` gets `RngCore` and `CryptoRng` (it is not seedable). Its 0.6
+//! - `ThreadRng` and `&ThreadRng` get `RngCore` and `CryptoRng` (the handle is
+//!   not seedable), forwarding to `ThreadRng`'s 0.10 impl. The 0.6
 //!   `try_fill_bytes` returns the OS error (as a `rand_core` 0.6 error code) if
 //!   the thread's generator cannot be seeded, where the other methods panic, as
 //!   in 0.10.
@@ -41,14 +42,16 @@ use crate::{
 
 /// `RngCore`, `CryptoRng` and `SeedableRng` of an older `rand_core` (`$core`,
 /// behind feature `$feature`) for every seeded generator (the one list of them
-/// here), forwarding to the `rand_core` 0.10 impl. `{ $extra }`: the `RngCore`
-/// methods only that version has. `@rng_core` alone: `RngCore` and `CryptoRng`
-/// (for `ThreadRng`).
+/// here), forwarding to the `rand_core` 0.10 impl. Each impl is labelled for
+/// rustdoc: `doc(cfg)` under `docsrs`, and `$doc` (its version and the `rand`
+/// it serves) as its documentation. `{ $extra }`: the `RngCore` methods only
+/// that version has. `@rng_core_each` alone: `RngCore` and `CryptoRng` (for the
+/// thread-local handle).
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
 macro_rules! impl_older_rand_core {
-    ($core:ident, $feature:literal, $extra:tt) => {
+    ($core:ident, $feature:literal, $doc:literal, $extra:tt) => {
         impl_older_rand_core!(
-            @each $core, $feature, $extra,
+            @each $core, $feature, $doc, $extra,
             ShakeRng,
             TurboShakeRng,
             ChaChaKeyErasureRng,
@@ -57,12 +60,16 @@ macro_rules! impl_older_rand_core {
             AesCtrPoolRng,
         );
     };
-    (@each $core:ident, $feature:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
-        impl_older_rand_core!(@rng_core $core, $feature, $extra, $name);
-        impl_older_rand_core!(@seedable $core, $feature, $name);
+    (@each $core:ident, $feature:literal, $doc:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
+        impl_older_rand_core!(@rng_core $core, $feature, $doc, $extra, $name);
+        impl_older_rand_core!(@seedable $core, $feature, $doc, $name);
     )*};
-    (@rng_core $core:ident, $feature:literal, { $($extra:item)* }, $name:ty) => {
+    (@rng_core_each $core:ident, $feature:literal, $doc:literal, $extra:tt, $($name:ty),* $(,)?) => {$(
+        impl_older_rand_core!(@rng_core $core, $feature, $doc, $extra, $name);
+    )*};
+    (@rng_core $core:ident, $feature:literal, $doc:literal, { $($extra:item)* }, $name:ty) => {
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        #[doc = $doc]
         impl $core::RngCore for $name {
             #[inline]
             fn next_u32(&mut self) -> u32 {
@@ -83,10 +90,12 @@ macro_rules! impl_older_rand_core {
         }
 
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        #[doc = $doc]
         impl $core::CryptoRng for $name {}
     };
-    (@seedable $core:ident, $feature:literal, $name:ty) => {
+    (@seedable $core:ident, $feature:literal, $doc:literal, $name:ty) => {
         #[cfg_attr(docsrs, doc(cfg(feature = $feature)))]
+        #[doc = $doc]
         impl $core::SeedableRng for $name {
             type Seed = <$name as rand_core::SeedableRng>::Seed;
 
@@ -107,19 +116,30 @@ macro_rules! impl_older_rand_core {
 // 0.6's `RngCore` also has the fallible fill (0.9 moved it to `TryRngCore`,
 // which its blanket impls give every `RngCore`, as they give `TryCryptoRng`).
 #[cfg(feature = "rand_core_06")]
-impl_older_rand_core!(core06, "rand_core_06", {
-    /// Never fails.
-    #[inline]
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
-        rand_core::Rng::fill_bytes(self, dest);
-        Ok(())
+impl_older_rand_core!(
+    core06,
+    "rand_core_06",
+    "rand_core 0.6 (`rand_core_06` feature): for rand 0.8.",
+    {
+        /// Never fails.
+        #[inline]
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), core06::Error> {
+            rand_core::Rng::fill_bytes(self, dest);
+            Ok(())
+        }
     }
-});
+);
 
 #[cfg(feature = "rand_core_09")]
-impl_older_rand_core!(core09, "rand_core_09", {});
+impl_older_rand_core!(
+    core09,
+    "rand_core_09",
+    "rand_core 0.9 (`rand_core_09` feature): for rand 0.9.",
+    {}
+);
 
-/// The thread-local handle: the same generator through the old traits.
+/// The thread-local handle, and a shared reference to it (as in 0.10): the same
+/// generator through the old traits.
 #[cfg(feature = "thread_rng")]
 mod thread {
     use crate::ThreadRng;
@@ -148,12 +168,13 @@ mod thread {
         }
     }
 
-    // Forwarding to the 0.10 impl as the generators do, except 0.6's fallible
-    // fill, which reports a seeding failure.
+    // Forwarding to the 0.10 impl as the generators do (`&ThreadRng`'s forwards to
+    // `ThreadRng`'s), except 0.6's fallible fill, which reports a seeding failure.
     #[cfg(feature = "rand_core_06")]
     impl_older_rand_core!(
-        @rng_core core06,
+        @rng_core_each core06,
         "rand_core_06",
+        "rand_core 0.6 (`rand_core_06` feature): for rand 0.8.",
         {
             /// Returns the OS error if this thread's generator cannot be seeded
             /// (where the other methods panic).
@@ -162,11 +183,12 @@ mod thread {
                 crate::try_fill(dest).map_err(error_06)
             }
         },
-        ThreadRng
+        ThreadRng,
+        &ThreadRng,
     );
 
     #[cfg(feature = "rand_core_09")]
-    impl_older_rand_core!(@rng_core core09, "rand_core_09", {}, ThreadRng);
+    impl_older_rand_core!(@rng_core_each core09, "rand_core_09", "rand_core 0.9 (`rand_core_09` feature): for rand 0.9.", {}, ThreadRng, &ThreadRng);
 
     #[cfg(all(test, feature = "rand_core_06"))]
     mod tests {

@@ -17,9 +17,35 @@
 //!   from the OS, reseeded every `RESEED_BYTES`, never repeating across `fork()`;
 //!   `fill`, `try_fill`, `u32` and `u64` are free functions over it.
 //!
-//! Each implements the [`rand_core`] 0.10 traits (`TryRng<Error = Infallible>`,
-//! `TryCryptoRng`, `SeedableRng`, hence `Rng` and `CryptoRng`), so `rand` 0.10
-//! uses it directly. The XOFs the sponges are built on are in [`xof`]; which SIMD
+//! Seeded streams for parallel and resumable work:
+//!
+//! - [`SeedTree`]: a tree of derived keys; any node (`child(i)`,
+//!   `child_label(b"..")`) seeds any generator, the same stream on every thread
+//!   and machine, whatever the order ([`guide::derivation`], [`guide::parallel`]).
+//! - Save and restore: `rng.save()` records a seeded generator's exact position
+//!   as a [`SavedState`] (a secret: it gives the future output), and
+//!   `G::restore(bytes)` continues byte for byte; bad input is a [`RestoreError`]
+//!   ([`ChaChaKeyErasureRng::save`] writes Go's `MarshalBinary` bytes).
+//!
+//! # Cargo features
+//!
+//! - `thread_rng` (default): the thread-local generator; implies `sys_rng`, links
+//!   `std`. Without it the crate is `#![no_std]` and allocates nothing.
+//! - `sys_rng`: `from_os_rng()` / `try_from_os_rng()` on every generator, through
+//!   `getrandom`.
+//! - `rand_core_06`, `rand_core_09`: the `rand_core` 0.6 / 0.9 traits, for `rand`
+//!   0.8 / 0.9 (below).
+//! - `wasm_js`: the OS source on `wasm32-unknown-unknown` (browsers, Node.js)
+//!   through `getrandom`'s `wasm_js` backend; implies `sys_rng`. For
+//!   applications, never libraries ([`guide::wasm`]).
+//! - `hazmat`: the raw primitives and constructors on an explicit backend, for
+//!   tests, benches and fuzzing.
+//!
+//! # Traits
+//!
+//! Every generator implements the [`rand_core`] 0.10 traits (`TryRng<Error =
+//! Infallible>`, `TryCryptoRng`, `SeedableRng`, hence `Rng` and `CryptoRng`; the
+//! thread-local handle all but `SeedableRng`), so `rand` 0.10 uses it directly. The XOFs the sponges are built on are in [`xof`]; which SIMD
 //! backend each primitive uses here is [`backends()`].
 //!
 //! A 136-byte seed is one rate block, and a 136-byte key is the same as
@@ -39,8 +65,8 @@
 //!
 //! The features `rand_core_09` (for `rand` 0.9) and `rand_core_06` (for `rand`
 //! 0.8) add those versions' `RngCore`, `CryptoRng` and `SeedableRng` to every
-//! generator (`ThreadRng` gets `RngCore` and `CryptoRng`), forwarding to the same
-//! code: every version reads the same bytes, and `seed_from_u64(n)` gives the same
+//! generator (`ThreadRng` and `&ThreadRng` get `RngCore` and `CryptoRng`),
+//! forwarding to the same code: every version reads the same bytes, and `seed_from_u64(n)` gives the same
 //! generator in all three. The die rolls below are those `rand` 0.10's
 //! `random_range(1..=6)` gives (other samplers differ where `rand` changed its
 //! algorithms, e.g. `shuffle` between 0.8 and 0.9). Here `rand` 0.9 and 0.8 are this crate's
@@ -79,16 +105,8 @@
 //!   seed through their own `getrandom`; this crate's inherent `from_os_rng()`
 //!   (feature `sys_rng`) is always there. The compat features add no other
 //!   dependency and work in `no_std`.
-//!
-//! # Cargo features
-//!
-//! - `thread_rng` (default): the thread-local generator; implies `sys_rng`, links
-//!   `std`. Without it the crate is `#![no_std]` and allocates nothing.
-//! - `sys_rng`: `from_os_rng()` / `try_from_os_rng()` on every generator, through
-//!   `getrandom`.
-//! - `rand_core_06`, `rand_core_09`: the `rand_core` 0.6 / 0.9 traits (above).
-//! - `hazmat`: the raw primitives and constructors on an explicit backend, for
-//!   tests, benches and fuzzing.
+//! - In rustdoc, each trait impl says which `rand_core` it is and the feature
+//!   that adds it, as "rand_core 0.6 (`rand_core_06` feature): for rand 0.8".
 //!
 //! # Further reading
 //!

@@ -104,6 +104,8 @@ pub(crate) use generator_panics_doc;
 /// OS-seeded constructors.
 macro_rules! impl_generator {
     ($name:ident) => {
+        /// rand_core 0.10 (no feature needed): for rand 0.10. `Rng` and
+        /// `CryptoRng` follow.
         impl rand_core::TryRng for $name {
             type Error = core::convert::Infallible;
 
@@ -124,6 +126,7 @@ macro_rules! impl_generator {
             }
         }
 
+        /// rand_core 0.10 (no feature needed): for rand 0.10.
         impl rand_core::TryCryptoRng for $name {}
 
         impl core::fmt::Debug for $name {

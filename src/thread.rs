@@ -72,10 +72,12 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// A handle to this thread's generator: fast, cryptographically secure, seeded
 /// from the operating system, and safe across `fork()`.
 ///
-/// Get one with [`rng()`] (or [`thread_rng()`]); it is a zero-sized token, so
-/// getting one is free and keeping one is not needed. It implements the
-/// [`rand_core`] 0.10 traits (`TryRng<Error = Infallible>`, `TryCryptoRng`, hence
-/// `Rng` and `CryptoRng`), so it works with `rand` 0.10:
+/// Get one with [`rng()`] (or [`thread_rng()`], or the `const fn`
+/// [`ThreadRng::new`], for a `static`); it is a zero-sized token, so getting one
+/// is free and keeping one is not needed. It implements the [`rand_core`] 0.10
+/// traits (`TryRng<Error = Infallible>`, `TryCryptoRng`, hence `Rng` and
+/// `CryptoRng`), and so does `&ThreadRng` (see "Forks and threads"), so it works
+/// with `rand` 0.10:
 ///
 /// ```
 /// use rand::RngExt;
@@ -101,7 +103,27 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// handle holds no state, so no key or buffer crosses threads: every call is
 /// served by the generator of the thread that makes it. A handle (`Send`,
 /// `Sync`, `Clone`, `Default`) can therefore sit wherever `Send + Sync` is
-/// required, such as a field of a struct shared through an `Arc` by workers:
+/// required, and it draws through a shared reference, as `&File` reads: the
+/// traits are implemented for `&ThreadRng` too, with the same behaviour. So a
+/// handle can be a `static` ([`ThreadRng::new`] is a `const fn`), drawn from
+/// on any thread:
+///
+/// ```
+/// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
+/// use rand::RngExt;
+/// use ratchet_rng::ThreadRng;
+///
+/// static RNG: ThreadRng = ThreadRng::new();
+///
+/// let mut rng = &RNG;
+/// let here: u64 = rng.random();
+/// // Served by the spawned thread's own generator, seeded there.
+/// let there: u64 = std::thread::spawn(|| (&RNG).random()).join().unwrap();
+/// assert_ne!(here, there);
+/// ```
+///
+/// or a field of a struct shared through an `Arc` by workers, drawn through `&`
+/// (no `&mut`, no lock, no clone):
 ///
 /// ```
 /// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
@@ -115,8 +137,8 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 ///
 /// impl TokenIssuer {
 ///     fn token(&self) -> [u8; 16] {
-///         // A clone is free (zero-sized) and serves the calling thread.
-///         self.rng.clone().random()
+///         // `&ThreadRng` is a generator: it serves the calling thread.
+///         (&self.rng).random()
 ///     }
 /// }
 ///
@@ -131,23 +153,6 @@ fn fill_slow_or_panic(dst: &mut [u8]) {
 /// for (i, token) in tokens.iter().enumerate() {
 ///     assert!(tokens[i + 1..].iter().all(|other| other != token));
 /// }
-/// ```
-///
-/// or a `static`, and a handle moved into a thread:
-///
-/// ```
-/// # if cfg!(all(target_family = "wasm", not(target_feature = "atomics"))) { return; } // no threads there
-/// use std::sync::LazyLock;
-/// use rand::Rng;
-///
-/// // `LazyLock<T>` is `Sync` only if `T` is `Send + Sync`.
-/// static RNG: LazyLock<ratchet_rng::ThreadRng> = LazyLock::new(ratchet_rng::rng);
-///
-/// let mut here = RNG.clone();
-/// let mut moved = RNG.clone();
-/// // Served by the spawned thread's own generator, seeded there.
-/// let there = std::thread::spawn(move || moved.next_u64()).join().unwrap();
-/// assert_ne!(here.next_u64(), there);
 /// ```
 ///
 /// **Forks.** Parent and child never serve the same byte, including bytes
@@ -197,6 +202,25 @@ pub struct ThreadRng {
 }
 
 impl ThreadRng {
+    /// A handle to the calling thread's generator, as [`rng()`] gives; a `const
+    /// fn`, so a handle can be a `static`, drawn from through `&` on any thread:
+    ///
+    /// ```
+    /// use rand::RngExt;
+    /// use ratchet_rng::ThreadRng;
+    ///
+    /// static RNG: ThreadRng = ThreadRng::new();
+    ///
+    /// let mut rng = &RNG;
+    /// let roll = rng.random_range(1..=6);
+    /// assert!((1..=6).contains(&roll));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { _private: () }
+    }
+
     /// Reseeds this thread's generator from the operating system now, discarding
     /// buffered output.
     ///
@@ -223,6 +247,8 @@ impl fmt::Debug for ThreadRng {
     }
 }
 
+/// rand_core 0.10 (no feature needed): for rand 0.10. `Rng` and `CryptoRng`
+/// follow.
 impl TryRng for ThreadRng {
     type Error = Infallible;
 
@@ -243,7 +269,34 @@ impl TryRng for ThreadRng {
     }
 }
 
+/// rand_core 0.10 (no feature needed): for rand 0.10.
 impl TryCryptoRng for ThreadRng {}
+
+/// rand_core 0.10 (no feature needed): for rand 0.10. Through a shared
+/// reference, the same as `ThreadRng`'s (the calling thread's generator), so a
+/// `static` or a field behind an `Arc` draws without `&mut`.
+impl TryRng for &ThreadRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        TryRng::try_next_u32(&mut ThreadRng::new())
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        TryRng::try_next_u64(&mut ThreadRng::new())
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        TryRng::try_fill_bytes(&mut ThreadRng::new(), dst)
+    }
+}
+
+/// rand_core 0.10 (no feature needed): for rand 0.10. Through a shared
+/// reference, as `ThreadRng`'s.
+impl TryCryptoRng for &ThreadRng {}
 
 /// Makes every thread's generator throw away what it has buffered and reseed
 /// before it serves anything more: call it after a restore from a snapshot.
@@ -286,7 +339,7 @@ pub fn reseed_all_threads() {
 #[inline]
 #[must_use]
 pub fn rng() -> ThreadRng {
-    ThreadRng::default()
+    ThreadRng::new()
 }
 
 /// The same as [`rng()`], under the name `rand` 0.8 used.

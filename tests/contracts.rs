@@ -1,10 +1,11 @@
 //! The API's contracts, one module per file: the backends against each other
 //! (`backends`), bad input (`bad_input`), every buffer length (`length_sweep`),
 //! save/restore (`save_restore`), the XOFs' known answers (`xof_kat`) and the
-//! thread-local generator (`thread_rng`). AddressSanitizer and Miri run these
-//! (by module: `cargo test --test contracts -- thread_rng::`).
+//! thread-local generator (`thread_rng`; in a `static`, through `&ThreadRng`:
+//! `thread_rng_static`). AddressSanitizer and Miri run these (by module: `cargo
+//! test --test contracts -- thread_rng::`).
 //!
-//! One binary rather than six: CI links every test binary in every configuration
+//! One binary rather than seven: CI links every test binary in every configuration
 //! (Cargo.toml's `autotests = false` says why). Each module states the features it
 //! needs with `#![cfg]`.
 
@@ -15,4 +16,5 @@ mod bad_input;
 mod length_sweep;
 mod save_restore;
 mod thread_rng;
+mod thread_rng_static;
 mod xof_kat;

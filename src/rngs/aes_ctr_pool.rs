@@ -159,6 +159,7 @@ impl AesCtrPoolRng {
     }
 }
 
+/// rand_core 0.10 (no feature needed): for rand 0.10.
 impl SeedableRng for AesCtrPoolRng {
     type Seed = [u8; 32];
 

@@ -174,6 +174,7 @@ macro_rules! chacha_generator {
             }
         }
 
+        /// rand_core 0.10 (no feature needed): for rand 0.10.
         impl SeedableRng for $name {
             type Seed = [u8; 32];
 

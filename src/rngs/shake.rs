@@ -238,6 +238,7 @@ macro_rules! sponge_generator {
             }
         }
 
+        /// rand_core 0.10 (no feature needed): for rand 0.10.
         impl SeedableRng for $name {
             type Seed = SpongeSeed;
 

@@ -364,6 +364,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         // ---- WebAssembly ---------------------------------------------------------------------------
         step("wasm32-wasip1: cargo test --all-features under Node's WASI", "wasip1", 1200, cmd("cargo test --target wasm32-wasip1 --all-features"))
             .env(&[WASI_RUNNER, ("CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS", "-D warnings")]),
+        step("wasm32-wasip1: the README's demo under Node's WASI exits 0 and says what it cannot time (no threads)", "wasip1", 600,
+            cmd_then("cargo run --release -p quickstart --target wasm32-wasip1", "*on a new thread: not timed, no threads*"))
+            .env(&[WASI_RUNNER, ("CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS", "-D warnings")]),
         step("wasm32-wasip1 simd128: ChaCha and buffer tests under Node's WASI", "wasm-simd128", 900,
             cmd("cargo test --target wasm32-wasip1 --lib -- chacha:: rngs::"))
             .env(&[WASI_RUNNER, ("CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS", "-C target-feature=+simd128 -D warnings")]),

@@ -3,6 +3,10 @@
 //! `rand::rng()`, first call and per call.
 //!
 //! `cargo run --release -p quickstart`
+//!
+//! Where no thread can be spawned (`wasm32-wasip1`), the first calls are timed on
+//! the main thread and the demo says what it did not time; it exits 0 there too
+//! (CI runs it under Node's WASI).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -50,15 +54,19 @@ fn demo<R: Rng + SeedableRng>(name: &str, os_seeded: &mut R, fixed: &mut R) {
     );
 }
 
-/// The time of `first()` on a thread of its own (the thread's first call).
-fn first_call_on_new_thread(first: fn() -> u64) -> Duration {
-    std::thread::spawn(move || {
-        let start = Instant::now();
-        black_box(first());
-        start.elapsed()
-    })
-    .join()
-    .expect("the measuring thread does not panic")
+/// The time of one call of `first`.
+fn time_call(first: fn() -> u64) -> Duration {
+    let start = Instant::now();
+    black_box(first());
+    start.elapsed()
+}
+
+/// The time of `first()` on a thread of its own (the thread's first call), or
+/// the error that kept the thread from being spawned (`wasm32-wasip1` has no
+/// threads).
+fn first_call_on_new_thread(first: fn() -> u64) -> std::io::Result<Duration> {
+    let thread = std::thread::Builder::new().spawn(move || time_call(first))?;
+    Ok(thread.join().expect("the measuring thread does not panic"))
 }
 
 /// Nanoseconds per call of `next` over `calls` calls.
@@ -129,15 +137,17 @@ fn main() {
 
     // The thread-local generators, seeded from the OS: never reproducible. The
     // first call on a thread seeds it; the process's first also sets up what
-    // every thread shares.
-    let first = [
-        first_call_on_new_thread(|| ratchet_rng::rng().next_u64()),
-        first_call_on_new_thread(|| rand::rng().next_u64()),
-    ];
-    let again = [
-        first_call_on_new_thread(|| ratchet_rng::rng().next_u64()),
-        first_call_on_new_thread(|| rand::rng().next_u64()),
-    ];
+    // every thread shares. Without threads, the process's first call is the
+    // main thread's (nothing above called either generator).
+    let firsts: [fn() -> u64; 2] = [|| ratchet_rng::rng().next_u64(), || rand::rng().next_u64()];
+    let first = firsts.map(|f| first_call_on_new_thread(f).unwrap_or_else(|_| time_call(f)));
+    let again = firsts.map(first_call_on_new_thread);
+    if let Err(err) = &again[0] {
+        println!(
+            "no threads here ({err}): the first calls below are the main thread's; \
+             a new thread's first call is not timed"
+        );
+    }
     const CALLS: u32 = 10_000_000;
     let (mut ours, mut theirs) = (ratchet_rng::rng(), rand::rng());
     let per_u64 = [
@@ -152,11 +162,14 @@ fn main() {
         .into_iter()
         .enumerate()
     {
+        let on_new_thread = match &again[i] {
+            Ok(time) => format!(", {:.1} µs on a new thread", time.as_secs_f64() * 1e6),
+            Err(_) => " (on a new thread: not timed, no threads)".to_string(),
+        };
         println!(
-            "{name:<22} OS seed, not reproducible: first call {:.1} µs in this process, \
-             {:.1} µs on a new thread; per call {:.1} ns (next_u64), {:.1} ns (random_range(1..=6))",
+            "{name:<22} OS seed, not reproducible: first call {:.1} µs in this process\
+             {on_new_thread}; per call {:.1} ns (next_u64), {:.1} ns (random_range(1..=6))",
             first[i].as_secs_f64() * 1e6,
-            again[i].as_secs_f64() * 1e6,
             per_u64[i],
             per_die[i]
         );
