@@ -10,6 +10,7 @@
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 
+#[allow(dead_code, reason = "`Saveable::make`: the case holds the generator")]
 #[path = "../../tests/common/saveable.rs"]
 mod saveable;
 use ratchet_rng::{
