@@ -9,7 +9,11 @@
 //! - `TurboShakeRng::from_key(data)`: keyed by the fuzzer's input bytes, any
 //!   length (the stream is TurboSHAKE256(data) with a ratchet every 1088 bytes);
 //! - `ChaChaKeyErasureRng::seed_from_u64(n)`: keyed by a case number, for
-//!   simulations and property tests (64 bits are not a cryptographic key).
+//!   simulations and property tests (64 bits are not a cryptographic key);
+//! - with the `arbitrary` feature, a generator field of a `#[derive(Arbitrary)]`
+//!   case (`fuzz_target!(|case: Case| ...)`): `from_seed` of the input's next
+//!   seed-sized bytes, zero-padded (docs/STREAMS.md, "Fuzz cases"; the fuzz
+//!   crate's `derived_case` target).
 //!
 //! Both are value-stable contracts (`docs/STREAMS.md`): the same key
 //! gives the same bytes on every platform, backend and version of this crate.

@@ -40,6 +40,12 @@
 //!   applications, never libraries ([`guide::wasm`]).
 //! - `hazmat`: the raw primitives and constructors on an explicit backend, for
 //!   tests, benches and fuzzing.
+//! - `serde`: `Serialize` / `Deserialize` on every seeded generator and on
+//!   [`SavedState`], as the bytes of `save()`; mind
+//!   [its two warnings](guide::derivation#23-serde-the-same-bytes). `no_std`.
+//! - `arbitrary`: `Arbitrary` (arbitrary 1.x) on every seeded generator, for fuzz
+//!   cases with a generator field ([the rule](guide::streams#fuzz-cases)). Needs
+//!   `std` (`arbitrary` does).
 //!
 //! # Traits
 //!
@@ -133,6 +139,8 @@ extern crate std;
 #[path = "inspect.rs"]
 pub mod __inspect;
 mod aes;
+#[cfg(feature = "arbitrary")]
+mod arbitrary_impls;
 mod backend;
 mod chacha;
 #[cfg(any(feature = "rand_core_06", feature = "rand_core_09"))]
@@ -148,6 +156,8 @@ mod keccak;
 mod os;
 mod rngs;
 mod seed_tree;
+#[cfg(feature = "serde")]
+mod serde_impls;
 #[cfg(feature = "thread_rng")]
 mod thread;
 pub mod xof;

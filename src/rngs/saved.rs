@@ -42,12 +42,19 @@ pub(crate) const HEADER_BYTES: usize = 12;
 /// up to [`SAVED_STATE_MAX_BYTES`] bytes, wiped on drop. `Debug` prints the length
 /// only.
 ///
+/// `Clone` copies the bytes (a generator is not `Clone`: restore it from a saved
+/// state to copy a position). With the `serde` feature it serializes as its bytes
+/// and deserializes only to bytes that some generator's `restore` accepts
+/// ([`guide::derivation`](crate::guide::derivation#23-serde-the-same-bytes), with
+/// its two warnings).
+///
 /// # Security
 /// A saved state is a secret, as secret as the generator itself: whoever reads it
 /// can compute all of the generator's future output from the saved position (and,
 /// for `ChaChaKeyErasureRng` in Go's encoding, the rest of the current 992-byte
 /// key period, including the bytes of that period already served). Store and send
-/// it as you would a key; it is not `Clone`, and it is wiped when dropped.
+/// it as you would a key; every copy (`clone`) is wiped when dropped.
+#[derive(Clone)]
 pub struct SavedState {
     bytes: [u8; SAVED_STATE_MAX_BYTES],
     len: usize,
@@ -77,6 +84,29 @@ impl SavedState {
     #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+
+    /// A copy of `bytes` (not checked: `restore` does that), or `None` if they
+    /// are more than [`SAVED_STATE_MAX_BYTES`].
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() > SAVED_STATE_MAX_BYTES {
+            return None;
+        }
+        let mut saved = Self::new();
+        saved.push(bytes);
+        Some(saved)
+    }
+
+    /// Appends one byte, or returns false (and appends nothing) if the state
+    /// already holds [`SAVED_STATE_MAX_BYTES`].
+    #[cfg(feature = "serde")]
+    pub(crate) fn try_push_byte(&mut self, byte: u8) -> bool {
+        if self.len == SAVED_STATE_MAX_BYTES {
+            return false;
+        }
+        self.push(&[byte]);
+        true
     }
 }
 

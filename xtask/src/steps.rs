@@ -257,8 +257,8 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("build --no-default-features --features rand_core_06,rand_core_09", "lint", 300,
             cmd("cargo build --no-default-features --features rand_core_06,rand_core_09")),
         step("no_std build for thumbv7em-none-eabihf", "lint", 300, cmd("cargo build --no-default-features --target thumbv7em-none-eabihf")),
-        step("no_std build for thumbv7em-none-eabihf with rand_core_06,rand_core_09", "lint", 300,
-            cmd("cargo build --no-default-features --features rand_core_06,rand_core_09 --target thumbv7em-none-eabihf")),
+        step("no_std build for thumbv7em-none-eabihf with rand_core_06,rand_core_09,serde", "lint", 300,
+            cmd("cargo build --no-default-features --features rand_core_06,rand_core_09,serde --target thumbv7em-none-eabihf")),
         step("no_std build for aarch64-unknown-none", "lint", 300, cmd("cargo build --no-default-features --target aarch64-unknown-none"))
             .env(&[("RUSTFLAGS", "-D warnings")]),
         step("no_std build for aarch64-unknown-none-softfloat", "lint", 300, cmd("cargo build --no-default-features --target aarch64-unknown-none-softfloat"))
@@ -389,6 +389,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("fuzz targets build", "fuzz", 900, cmd("cargo +nightly fuzz build")),
         step("fuzz stream_split and from_key for 20 s, side by side", "fuzz", 300, c::fuzz(&["stream_split", "from_key"])).slots(2).needs(&["fuzz targets build"]),
         step("fuzz backends and restore for 20 s, side by side", "fuzz", 300, c::fuzz(&["backends", "restore"])).slots(2).needs(&["fuzz targets build"]),
+        step("fuzz derived_case for 20 s", "fuzz", 300, c::fuzz(&["derived_case"])).needs(&["fuzz targets build"]),
         // ---- MSRV, minimal versions, packaging, other unix systems --------------------------------
         step(format!("MSRV {msrv}: core and default features build, lib tests pass"), "msrv", 900, sh(&format!(
             "cargo +{msrv} build --no-default-features && cargo +{msrv} build && cargo +{msrv} test --lib"))),
