@@ -25,10 +25,18 @@
 //!   nothing else: no AES-CTR generator can be faster on this CPU;
 //! - `rand::rngs::SmallRng` (xoshiro256++, not cryptographic) held, and
 //!   `rand_aes::tls` (rand_aes's thread-local AES-128-CTR: not for keys, no fork
-//!   safety, seeded once per thread by hand) — in `next_u64`, the per-call peers.
+//!   safety, seeded once per thread by hand) — in `next_u64`, the per-call peers;
+//! - `vdso::getrandom` — the kernel's `vgetrandom` in the vDSO (Linux 6.11+),
+//!   called directly with a state per thread as glibc 2.41 calls it (`vdso.rs`):
+//!   8 bytes a call in `next_u64`, the whole request in the fill groups, and in
+//!   every first-call group. Where the vDSO has no such function, the bench
+//!   prints one line saying so and leaves it out; where it has, its output is
+//!   checked before any group runs (`vdso.rs`, `check`).
 //!
 //! First calls, `ratchet_rng::u64` beside `rand::rng` (`rand::rng().next_u64()`)
-//! in each group, each timed around the call alone:
+//! and `vdso::getrandom` (8 bytes; the process's first also finds the symbol
+//! and asks for the state's size, a thread's first maps or takes a state) in
+//! each group, each timed around the call alone:
 //! - `first_call_process/fresh` and `first_call_process/4GiB resident` — the first
 //!   call of a process. Each is a child process of the bench (the bench binary run
 //!   again with `RATCHET_RNG_BENCH_CHILD` set), which touches nothing, or first
@@ -61,9 +69,11 @@ use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_g
 use rand_core::{Rng, SeedableRng};
 use ratchet_rng::{AesCtrPoolRng, ChaChaKeyErasureRng};
 
+mod vdso;
+
 /// `fill_bytes` request sizes: nothing (the per-call overhead alone), one key,
-/// bulk.
-const FILL_SIZES: [usize; 3] = [0, 32, 512 * 1024];
+/// a page, bulk.
+const FILL_SIZES: [usize; 4] = [0, 32, 4096, 512 * 1024];
 
 fn next_u64(c: &mut Criterion) {
     let mut group = c.benchmark_group("next_u64");
@@ -82,6 +92,9 @@ fn next_u64(c: &mut Criterion) {
     // rand_aes's thread-local generator must be seeded by hand in each thread.
     rand_aes::tls::rand_seed_from_entropy();
     group.bench_function("rand_aes::tls", |b| b.iter(rand_aes::tls::rand_u64));
+    if vdso::unavailable().is_none() {
+        group.bench_function(vdso::NAME, |b| b.iter(vdso::u64));
+    }
     // The handle taken on every call, as `rng().next_u64()` is written: ours is a
     // zero-sized token, rand's clones and drops an `Rc`.
     group.bench_function("ratchet_rng::rng() per call", |b| {
@@ -168,6 +181,9 @@ fn fill_bytes(c: &mut Criterion) {
         group.bench_function("rand::rng", |b| {
             b.iter(|| theirs.fill_bytes(black_box(&mut buf)))
         });
+        if vdso::unavailable().is_none() {
+            group.bench_function(vdso::NAME, |b| b.iter(|| vdso::fill(black_box(&mut buf))));
+        }
         let mut chacha = ChaChaKeyErasureRng::from_seed([7; 32]);
         group.bench_function("direct/ChaChaKeyErasureRng", |b| {
             b.iter(|| chacha.fill_bytes(black_box(&mut buf)))
@@ -306,10 +322,18 @@ fn first_call_on_recycled_threads(iters: u64, op: fn() -> u64) -> Duration {
 /// A contender of the first-call groups: (function name, child's name, call).
 type FirstCall = (&'static str, &'static str, fn() -> u64);
 
-const FIRST_CALLS: [FirstCall; 2] = [
+const FIRST_CALLS: [FirstCall; 3] = [
     ("ratchet_rng::u64", "ours", ratchet_rng::u64),
     ("rand::rng", "rand", || rand::rng().next_u64()),
+    (vdso::NAME, "vdso", vdso::u64),
 ];
+
+/// The contenders this machine has (the vDSO's only where the kernel has it).
+fn first_calls() -> impl Iterator<Item = FirstCall> {
+    FIRST_CALLS
+        .into_iter()
+        .filter(|&(name, _, _)| name != vdso::NAME || vdso::unavailable().is_none())
+}
 
 /// A first call on a new thread: microseconds, while creating and joining the
 /// thread costs several times that in wall time; short targets keep the run
@@ -325,7 +349,7 @@ fn thread_group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, Wall
 
 fn first_call_thread(c: &mut Criterion) {
     let mut group = thread_group(c, "first_call_thread/fresh");
-    for (name, child, _) in FIRST_CALLS {
+    for (name, child, _) in first_calls() {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -341,7 +365,7 @@ fn first_call_thread(c: &mut Criterion) {
     }
     group.finish();
     let mut group = thread_group(c, "first_call_thread/recycled");
-    for (name, _, op) in FIRST_CALLS {
+    for (name, _, op) in first_calls() {
         group.bench_function(name, |b| {
             b.iter_custom(|iters| first_call_on_recycled_threads(iters, op))
         });
@@ -370,7 +394,7 @@ fn first_call_process(c: &mut Criterion) {
             .sample_size(samples)
             .warm_up_time(Duration::from_nanos(1))
             .measurement_time(Duration::from_nanos(1));
-        for (name, child, _) in FIRST_CALLS {
+        for (name, child, _) in first_calls() {
             group.bench_function(name, |b| {
                 b.iter_custom(|iters| {
                     (0..iters)
@@ -385,15 +409,13 @@ fn first_call_process(c: &mut Criterion) {
 
 /// The child processes of the first-call groups: the bench binary run again with
 /// [`child::VAR`] set to `process:<rng>:<GiB>` or `threads:<rng>:<count>`, where
-/// `<rng>` is `ours` or `rand`. A child prints the nanoseconds its first calls
-/// took (their sum) on stdout and exits.
+/// `<rng>` is `ours`, `rand` or `vdso` ([`FIRST_CALLS`]). A child prints the
+/// nanoseconds its first calls took (their sum) on stdout and exits.
 mod child {
     use std::hint::black_box;
     use std::process::{Command, Stdio};
     use std::sync::{Arc, Barrier, mpsc};
     use std::time::{Duration, Instant};
-
-    use rand_core::Rng;
 
     /// Set in a child's environment: what it measures.
     pub const VAR: &str = "RATCHET_RNG_BENCH_CHILD";
@@ -453,10 +475,11 @@ mod child {
         let [kind, rng, count] = fields[..] else {
             panic!("{VAR}={what:?}: expected <kind>:<rng>:<count>");
         };
-        let first: fn() -> u64 = match rng {
-            "ours" => ratchet_rng::u64,
-            "rand" => || rand::rng().next_u64(),
-            _ => panic!("{VAR}={what:?}: unknown generator {rng:?}"),
+        let Some(&(_, _, first)) = super::FIRST_CALLS
+            .iter()
+            .find(|(_, child, _)| *child == rng)
+        else {
+            panic!("{VAR}={what:?}: unknown generator {rng:?}");
         };
         let count: usize = count.parse().expect("a count");
         let took = match kind {
@@ -530,6 +553,7 @@ fn main() {
     if let Ok(what) = std::env::var(child::VAR) {
         child::run(&what);
     }
+    vdso::announce();
     benches();
     Criterion::default().configure_from_args().final_summary();
 }
