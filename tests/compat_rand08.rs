@@ -19,9 +19,10 @@
 //! The tests are written once, in `tests/common/compat.rs` (shared with
 //! `compat_rand09.rs`); this file holds what is particular to `rand` 0.8.
 
-mod common;
+#![cfg(feature = "rand_core_06")]
 
-use common::compat::Samples;
+use crate::common::compat::Samples;
+use crate::compat_tests;
 use rand08::distributions::{Bernoulli, Distribution, Standard, Uniform, WeightedIndex};
 use rand08::seq::SliceRandom;
 use rand08::{CryptoRng, RngCore, SeedableRng};

@@ -19,9 +19,10 @@
 //! The tests are written once, in `tests/common/compat.rs` (shared with
 //! `compat_rand08.rs`); this file holds what is particular to `rand` 0.9.
 
-mod common;
+#![cfg(feature = "rand_core_09")]
 
-use common::compat::Samples;
+use crate::common::compat::Samples;
+use crate::compat_tests;
 use rand09::distr::weighted::WeightedIndex;
 use rand09::distr::{Bernoulli, Distribution, StandardUniform, Uniform};
 use rand09::seq::{IndexedRandom, SliceRandom};

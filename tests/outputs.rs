@@ -25,7 +25,7 @@ mod xof_oracle;
 
 /// Cargo.toml sets `autotests = false`, so a new `tests/*.rs` would build nowhere
 /// (and its tests never run) unless it is a `[[test]]` there or a module of one of
-/// the two binaries.
+/// the three binaries that gather files (compat, contracts, outputs).
 #[cfg(target_os = "linux")]
 #[test]
 fn every_test_file_is_a_target_or_a_module() {
@@ -34,14 +34,18 @@ fn every_test_file_is_a_target_or_a_module() {
         .split("[[test]]\nname = \"")
         .skip(1)
         .filter_map(|s| s.split('"').next());
-    let roots = [include_str!("contracts.rs"), include_str!("outputs.rs")];
+    let roots = [
+        include_str!("compat.rs"),
+        include_str!("contracts.rs"),
+        include_str!("outputs.rs"),
+    ];
     let modules = roots
         .iter()
         .flat_map(|r| r.lines())
         .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'));
     let built: std::collections::HashSet<&str> = targets
         .chain(modules)
-        .chain(["contracts", "outputs"])
+        .chain(["compat", "contracts", "outputs"])
         .collect();
     let mut files = 0;
     for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests")).unwrap() {
@@ -50,8 +54,8 @@ fn every_test_file_is_a_target_or_a_module() {
             files += 1;
             assert!(
                 built.contains(stem),
-                "tests/{name} is neither a [[test]] in Cargo.toml nor a module of tests/contracts.rs \
-                 or tests/outputs.rs: it would never build"
+                "tests/{name} is neither a [[test]] in Cargo.toml nor a module of tests/compat.rs, \
+                 tests/contracts.rs or tests/outputs.rs: it would never build"
             );
         }
     }
