@@ -188,6 +188,10 @@ mod tests {
         ];
         let want20 = run::<20>(ChaChaBackend::Soft, key, 1);
         ChaChaBackend::for_each_available(|backend| {
+            // `want` is soft's own output: the same code on the same input.
+            if backend == ChaChaBackend::Soft {
+                return;
+            }
             let name = backend.name();
             for (periods, want) in [0, 2].into_iter().zip(&want) {
                 assert!(

@@ -66,11 +66,13 @@ fn check<B: Copy + core::fmt::Display, R: Rng>(
     );
     let mut ran = Vec::new();
     for backend in available {
+        // `soft` itself was read above: the same code on the same input.
+        let name = backend.to_string();
         assert!(
-            read(make(backend), &lengths(refill)) == want,
+            name == soft.to_string() || read(make(backend), &lengths(refill)) == want,
             "backend {backend} differs from soft"
         );
-        ran.push(backend.to_string());
+        ran.push(name);
     }
     ran
 }
