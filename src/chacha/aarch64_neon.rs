@@ -30,8 +30,9 @@
 //! or output bytes.
 
 use core::arch::aarch64::{
-    uint8x16_t, uint32x4_t, vaddq_u32, vdupq_n_u32, vld1q_u8, vld1q_u32, vreinterpretq_u8_u32,
-    vst1q_u8, vst1q_u32,
+    uint8x16_t, uint32x4_t, vaddq_u32, vdupq_n_u32, veorq_u32, vld1q_u8, vld1q_u32, vqtbl1q_u8,
+    vreinterpretq_u8_u32, vreinterpretq_u16_u32, vreinterpretq_u32_u8, vreinterpretq_u32_u16,
+    vrev32q_u16, vshrq_n_u32, vsliq_n_u32, vst1q_u8, vst1q_u32,
 };
 use core::arch::asm;
 
@@ -39,7 +40,7 @@ use zeroize::Zeroize;
 
 use super::soft::{
     CONSTANTS, GROUP_BLOCKS, GROUP_BYTES, KEY_INDEX, KEY_PERIOD_OUTPUT_BYTES, KEY_WORDS,
-    STATE_WORDS, double_rounds,
+    STATE_WORDS, double_rounds, quarter_round,
 };
 
 /// Bytes of one state word of one group (four 32-bit lanes).
@@ -161,18 +162,24 @@ macro_rules! quarter_rounds {
     };
 }
 
-/// `count` double rounds (RFC 8439 `inner_block`) on the two groups of a
-/// pass: `x[g][w]` is row `w` of group `g` for `w` below 15, and row 15 of
-/// group `g` is `scratch.0[g]`, in and out.
+/// The rest of `count` double rounds (RFC 8439 `inner_block`) on the two
+/// groups of a pass whose first column round is done: the first diagonal
+/// round, then `count - 1` double rounds.
 ///
-/// Registers: row `w` of group `g` is `v(15g + w)`, row 15 is in memory. The
-/// quarter rounds run two at a time for both groups (four dependency chains
-/// in program order): columns 0 and 1, columns 2 and 3, diagonals 0 and 1,
-/// diagonals 2 and 3. Row 8 is done after columns 0 and 1 and not needed
-/// again before diagonals 2 and 3, and row 15 is needed from columns 2 and 3
-/// to diagonals 0 and 1. So after columns 0 and 1, row 8 goes to slots 2–3
-/// and row 15 comes into row 8's register (`v8`, `v23`); after diagonals 0
-/// and 1 they trade back.
+/// Registers: row `w` of group `g` is `v(15g + w)` (`x[g][w]`), except rows 8
+/// and 15, which share a register: row 8 in `v8` (group 0) and `v23`
+/// (group 1) while row 15 is in scratch slots 0 and 1, and the other way
+/// round with row 8 in slots 2 and 3. The quarter rounds run two at a time
+/// for both groups (four dependency chains in program order): columns 0 and
+/// 1, columns 2 and 3, diagonals 0 and 1, diagonals 2 and 3. Row 8 is done
+/// after columns 0 and 1 and not needed again before diagonals 2 and 3; row
+/// 15 is needed from columns 2 and 3 to diagonals 0 and 1. So after columns
+/// 0 and 1, row 8 goes out to slots 2–3 and row 15 comes in; after diagonals
+/// 0 and 1 they trade back.
+///
+/// In: row 15 in `x[g][8]`, row 8 in `scratch.0[2 + g]` (the state after a
+/// column round). Out: row 8 in `x[g][8]`, row 15 in `scratch.0[g]` (after a
+/// diagonal round).
 ///
 /// `count` must be at least 1 (the loop tests it after a double round).
 #[inline]
@@ -196,12 +203,15 @@ fn rounds(x: &mut [[uint32x4_t; REGISTER_ROWS]; PASS_GROUPS], scratch: &mut Scra
     //   target feature and the target's baseline).
     unsafe {
         asm!(
+            // The first column round is done: start at the diagonals.
+            "b 3f",
             "2:",
             quarter_rounds!((0, 4, 8, 12), (15, 19, 23, 27), (1, 5, 9, 13), (16, 20, 24, 28)),
             // Row 8 is done for this round: out to slots 2–3, row 15 in.
             "stp q8, q23, [{scratch}, #32]",
             "ldp q8, q23, [{scratch}]",
             quarter_rounds!((2, 6, 10, 14), (17, 21, 25, 29), (3, 7, 11, 8), (18, 22, 26, 23)),
+            "3:",
             quarter_rounds!((0, 5, 10, 8), (15, 20, 25, 23), (1, 6, 11, 12), (16, 21, 26, 27)),
             // Row 15 is done for this round: out to slots 0–1, row 8 in.
             "stp q8, q23, [{scratch}]",
@@ -248,36 +258,95 @@ fn rounds(x: &mut [[uint32x4_t; REGISTER_ROWS]; PASS_GROUPS], scratch: &mut Scra
     }
 }
 
+/// The state words after the first column round that are the same in every
+/// block of a key period: those of columns 1–3, whose quarter rounds read
+/// only constant, key and nonce words (the nonce is zero). Column 0 (words 0,
+/// 4, 8, 12) is left as it starts, but for word 0, which is `a += b`'s
+/// result, the same in every block too.
+#[inline]
+fn first_column_round(key: &[u32; KEY_WORDS]) -> [u32; STATE_WORDS] {
+    let mut s = [0; STATE_WORDS];
+    s[..KEY_INDEX].copy_from_slice(&CONSTANTS);
+    s[KEY_INDEX..KEY_INDEX + KEY_WORDS].copy_from_slice(key);
+    // Word 12 is the counter, different in every block; it is not read here.
+    quarter_round(&mut s, 1, 5, 9, 13);
+    quarter_round(&mut s, 2, 6, 10, 14);
+    quarter_round(&mut s, 3, 7, 11, 15);
+    s[0] = s[0].wrapping_add(s[4]);
+    s
+}
+
+/// Rotates each 32-bit lane left by 16 (swaps the 16-bit halves).
+#[inline]
+#[target_feature(enable = "neon")]
+fn rotate_left_16(v: uint32x4_t) -> uint32x4_t {
+    vreinterpretq_u32_u16(vrev32q_u16(vreinterpretq_u16_u32(v)))
+}
+
+/// Rotates each 32-bit lane left by 8 (a byte shuffle).
+#[inline]
+#[target_feature(enable = "neon")]
+fn rotate_left_8(v: uint32x4_t, indices: uint8x16_t) -> uint32x4_t {
+    vreinterpretq_u32_u8(vqtbl1q_u8(vreinterpretq_u8_u32(v), indices))
+}
+
+/// Rotates each 32-bit lane left by `L` (`R` = 32 - `L`): the shifted-right
+/// value with the shifted-left one inserted above it. (Written the other way,
+/// `sri` on `shl`, the compiler recognizes a rotation and emits `shl` and
+/// `usra`, whose latency is twice `sli`'s on the Neoverse models.)
+#[inline]
+#[target_feature(enable = "neon")]
+fn rotate_left<const L: i32, const R: i32>(v: uint32x4_t) -> uint32x4_t {
+    const { assert!(L + R == 32) };
+    vsliq_n_u32::<L>(vshrq_n_u32::<R>(v), v)
+}
+
 /// One pass: the groups with first block counters `first` and `first + 4`
-/// under `key`, with the feed-forward on the key words only.
+/// under `key`, whose first column round for columns 1–3 is `shared` (from
+/// [`first_column_round`]), with the feed-forward on the key words only.
 #[inline]
 #[target_feature(enable = "neon")]
 fn pass<const ROUNDS: usize>(
     key: &[u32; KEY_WORDS],
+    shared: &[u32; STATE_WORDS],
     first: u32,
     scratch: &mut Scratch,
 ) -> [GroupState; PASS_GROUPS] {
     let count = const { double_rounds::<ROUNDS>() };
+    let rotate_left_8_indices = rotate_left_8_indices();
 
-    let k = broadcast_key(key);
-    let zero = vdupq_n_u32(0);
-    let mut x = [first, first + GROUP_BLOCKS as u32].map(|group_first| {
-        let mut g = [zero; REGISTER_ROWS];
-        for (row, constant) in g[..KEY_INDEX].iter_mut().zip(CONSTANTS) {
-            *row = vdupq_n_u32(constant);
-        }
-        g[KEY_INDEX..KEY_INDEX + KEY_WORDS].copy_from_slice(&k);
-        g[KEY_INDEX + KEY_WORDS] = counters(group_first);
-        // The nonce rows, words 13–15, start at zero (row 15 in `scratch`).
-        g
+    // The first column round. Columns 1–3 are `shared`, broadcast; row 15
+    // goes in row 8's register, as `rounds` wants it.
+    let broadcast = shared.map(|word| vdupq_n_u32(word));
+    let mut x = [broadcast; PASS_GROUPS].map(|g| {
+        let mut rows = [g[0]; REGISTER_ROWS];
+        rows.copy_from_slice(&g[..REGISTER_ROWS]);
+        rows[8] = g[STATE_WORDS - 1];
+        rows
     });
-    for slot in &mut scratch.0[..PASS_GROUPS] {
-        *slot = [0; GROUP_BLOCKS];
+    // Column 0 (words 0, 4, 8, 12) differs by the counter in word 12: the
+    // quarter round after `a += b` (already in `shared[0]`), for each group.
+    let (a, b, c) = (broadcast[0], broadcast[4], broadcast[8]);
+    for ((rows, row_8), group_first) in x
+        .iter_mut()
+        .zip(&mut scratch.0[PASS_GROUPS..])
+        .zip([first, first + GROUP_BLOCKS as u32])
+    {
+        let d = rotate_left_16(veorq_u32(counters(group_first), a));
+        let c = vaddq_u32(c, d);
+        let b = rotate_left::<12, 20>(veorq_u32(b, c));
+        let a = vaddq_u32(a, b);
+        let d = rotate_left_8(veorq_u32(d, a), rotate_left_8_indices);
+        let c = vaddq_u32(c, d);
+        let b = rotate_left::<7, 25>(veorq_u32(b, c));
+        (rows[0], rows[4], rows[12]) = (a, b, d);
+        store_words(row_8, c);
     }
 
     rounds(&mut x, scratch, count);
 
     let k = broadcast_key(key);
+    let zero = vdupq_n_u32(0);
     let mut groups = [[zero; STATE_WORDS]; PASS_GROUPS];
     for ((group, rows), last) in groups.iter_mut().zip(&x).zip(&scratch.0) {
         group[..REGISTER_ROWS].copy_from_slice(rows);
@@ -313,12 +382,13 @@ pub(crate) fn key_periods<const ROUNDS: usize>(
         let (groups, last) = period.as_chunks_mut::<GROUP_BYTES>();
 
         // Groups 0 and 1 (block counters 0–7).
-        let [x0, x1] = pass::<ROUNDS>(key, 0, &mut scratch);
+        let shared = first_column_round(key);
+        let [x0, x1] = pass::<ROUNDS>(key, &shared, 0, &mut scratch);
         store_group(&x0, &mut groups[0]);
         store_group(&x1, &mut groups[1]);
 
         // Groups 2 and 3 (block counters 8–15).
-        let [x2, x3] = pass::<ROUNDS>(key, (2 * GROUP_BLOCKS) as u32, &mut scratch);
+        let [x2, x3] = pass::<ROUNDS>(key, &shared, (2 * GROUP_BLOCKS) as u32, &mut scratch);
         store_group(&x2, &mut groups[2]);
         store_group(&x3, last);
 
