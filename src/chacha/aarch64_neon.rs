@@ -8,22 +8,29 @@
 //! per round instead of 4 serial dependency chains.
 //!
 //! The double rounds are one `asm!` block with the registers allocated by
-//! hand, because the compiler's allocation spilled about 36 rows to the stack
-//! and reloaded them in every double round (its own loop modelled 20–25 %
-//! slower on Neoverse N1, N2, V1 and V2 under `llvm-mca-19`). Two groups'
-//! 32 rows and the two registers the rounds need besides (a temporary for the
-//! shift rotations and the byte shuffle of the rotation by 8) are 34
-//! registers, two more than NEON has, so row 15 of each group lives in a
-//! 64-byte scratch buffer and trades places with row 8 twice per double
-//! round; see [`rounds`]. That is 2 paired stores and 2 paired loads
-//! per double round. The buffer is wiped when the batch ends.
+//! hand ([`rounds`]). Compiled from intrinsics, the same rounds stored about
+//! 36 rows to the stack and loaded as many back in every double round; under
+//! `llvm-mca-19` that loop modelled 21–26 % slower than the assembly on
+//! Neoverse N1, N2, V1 and V2 and 10 % slower on Cortex-A72 (the same on
+//! Apple M1). Two groups' 32 rows and the two registers the rounds need
+//! besides (a temporary for the shift rotations, the byte shuffle of the
+//! rotation by 8) are 34 registers, two more than NEON has, so row 15 of each
+//! group lives in a 64-byte scratch buffer and trades places with row 8 twice
+//! per double round: 2 paired stores and 2 paired loads per double round. The
+//! buffer is wiped when the batch ends.
+//!
+//! The first column round's quarter rounds on columns 1–3 read constants, key
+//! words and the zero nonce only, so they are the same in all 16 blocks of a
+//! key period: they are computed once per period, in scalar code
+//! ([`first_column_round`]), instead of once per group: 12 of the period's
+//! 128 vector quarter rounds become 3 scalar ones.
 //!
 //! Rotations: by 16 is `rev32` on 16-bit halves, by 8 a `tbl` byte shuffle,
 //! by 12 and 7 a shift right and a shift-left-insert (`ushr` + `sli`). The
-//! byte shuffle models faster than two shifts on Neoverse N1, N2, V2 and
-//! Apple M1, whose shifts issue from half the vector pipes, and slower on the
-//! Cortex-A72/A76 model (`tbl` takes three micro-ops there); the kernel is
-//! still well ahead of the peer on those.
+//! byte shuffle models faster than two shifts on every modelled core but
+//! Cortex-A72/A76 (one double round of two groups: 114 against 124 cycles on
+//! N1, 59 against 65 on V2), where `tbl` takes three micro-ops (132 against
+//! 122); the kernel stays well ahead of the peer there.
 //!
 //! Every operation is an add, xor, fixed shift or fixed permutation, and every
 //! load and store is at a fixed offset: no branch or address depends on key
