@@ -203,9 +203,10 @@ fn rounds(x: &mut [[uint32x4_t; REGISTER_ROWS]; PASS_GROUPS], scratch: &mut Scra
     //   valid, exclusively borrowed, 16-byte aligned `Scratch`; it keeps no
     //   pointer after it returns;
     // - it does not touch the stack (`nostack`);
-    // - `count` is at least 1 (the callers pass `ROUNDS / 2`, which
-    //   `double_rounds` in `soft.rs` makes positive), so the loop ends after
-    //   `count` iterations;
+    // - its branches stay inside the block (local labels `2` and `3`), and
+    //   `count` is at least 1 (the callers pass `ROUNDS / 2`, which
+    //   `double_rounds` in `soft.rs` makes positive), so after the first
+    //   diagonal round the loop runs `count - 1` times and ends;
     // - it uses only NEON instructions, and NEON is enabled (this function's
     //   target feature and the target's baseline).
     unsafe {
