@@ -338,12 +338,14 @@ mod tests {
         u64::from(implementer) << 24 | 0x3 << 20 | 0xF << 16 | u64::from(part) << 4 | 0x1
     }
 
-    /// Every row answers its kernel with the extension, and `"soft"` without.
+    /// Every row is found from its MIDR and answers its kernel with the
+    /// extension, and `"soft"` without.
     #[test]
     fn every_row_gives_its_kernel_and_never_sha3_without_the_extension() {
         for core in CORES {
             let part = core.part.unwrap_or(0xFFF);
             let id = midr(core.implementer, part);
+            assert_eq!(core_of(id), Some(core), "{}", core.name);
             assert_eq!(keccak_for_core(id, true), core.keccak, "{}", core.name);
             assert_eq!(
                 keccak_for_core(id, false),
@@ -394,6 +396,7 @@ mod tests {
             0,
             0xFFFF_FFFF_00FF_FFFF,
         ] {
+            assert_eq!(core_of(id), None, "{id:#x}");
             assert_eq!(keccak_for_core(id, true), SOFT, "{id:#x}");
         }
         // An Apple part with no row of its own (an M4, an A-series core).
