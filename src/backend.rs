@@ -625,8 +625,8 @@ mod tests {
     /// Issue 48: on aarch64 the Keccak choice is the core table's answer for
     /// the MIDR_EL1 the crate reads and the SHA3 extension the probe finds.
     /// Under qemu-aarch64 (CI): the `max` CPU has SHA3 and QEMU's own MIDR
-    /// (implementer 0), so the table's "unknown core" row picks `soft` where
-    /// the old ranking picked `aarch64_sha3`.
+    /// (implementer 0), an unknown core, so the table picks `soft` where the
+    /// old ranking picked `aarch64_sha3`.
     #[test]
     #[cfg(target_arch = "aarch64")]
     fn keccak_detection_consults_the_core_table() {
