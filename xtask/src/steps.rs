@@ -204,6 +204,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("injection and VM generation tests under qemu-aarch64 (RATCHET_RNG_INSPECT=1)", "aarch64", 1200,
             cmd("cargo test --all-features --target aarch64-unknown-linux-gnu --test injection --test vm_generation -- --nocapture"))
             .env(&[("RATCHET_RNG_INSPECT", "1"), ("RATCHET_RNG_EXPECT_CPU_RANDOM", "RNDR"), ("RATCHET_RNG_PROPTEST_CASES", "48")]),
+        step("mutant keccak-sha3-ranked-first.patch: keccak_detection_consults_the_core_table fails (aarch64)", "aarch64", 600,
+            c::mutant("keccak-sha3-ranked-first.patch", "backend::tests::keccak_detection_consults_the_core_table", &[],
+                "cargo test --all-features --target aarch64-unknown-linux-gnu --lib -- --exact backend::tests::keccak_detection_consults_the_core_table")),
         step("mutant unknown-advice-unchecked.patch: raw_fork_child_shares_nothing_without_droppable fails (aarch64)", "aarch64", 900,
             c::mutant("unknown-advice-unchecked.patch", "raw_fork_child_shares_nothing_without_droppable", INSPECT,
                 "cargo test --all-features --target aarch64-unknown-linux-gnu --test injection -- --exact raw_fork_child_shares_nothing_without_droppable")),
