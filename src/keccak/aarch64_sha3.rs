@@ -14,6 +14,13 @@
 //! not pay: `XAR` takes one rotation count for both halves, and pi would then
 //! need shuffles.)
 //!
+//! Those 66 operations are fast only where the core issues them on every
+//! vector pipe, as Apple's do; Arm's own cores (Neoverse V1, V2, N2, V3, ...)
+//! issue them on one, where the portable kernel is about twice as fast. So the
+//! sponge generators take this kernel only on the cores of
+//! `hazmat::keccak_for_aarch64_core`'s table that get it (issue 48); it stays
+//! a tested backend wherever the CPU has the extension.
+//!
 //! The whole ratchet period (8 blocks written, 10 permutations) runs inside one
 //! `#[target_feature]` function with the state in registers; the state is read
 //! from and written back to memory once per period.
