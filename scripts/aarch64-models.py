@@ -26,10 +26,11 @@ The gate: for each job and each trusted core, the kernel the crate's dispatch pi
 must model no slower than the peer's fastest kernel on that core and no slower than our
 other kernels for the job. apple-m1 is shown but not gated (see UNTRUSTED).
 
-Usage: aarch64-models.py [--repo DIR] [--write | --check] [--target-dir DIR]
+Usage: aarch64-models.py [--repo DIR] [--write | --check] [--target-dir DIR] [--jobs N]
   (no flag)  print the table and the gate's verdict; exit 1 if the gate fails.
-  --write    also write the table into DIR/docs/PERFORMANCE.md between the markers.
-  --check    also fail if DIR/docs/PERFORMANCE.md does not hold this table.
+  --write    also write the table into DIR/docs/PERFORMANCE.md (between the markers) and
+             the figures into README.md's line that starts "On aarch64, modelled".
+  --check    also fail if either file does not hold this run's figures.
 --repo DIR (default: this script's checkout) models DIR's crate: the harness of this
 script's checkout is built against DIR's ratchet-rng (a copy of .ci/mca under the target
 directory when DIR is another checkout), so other worktrees can be modelled read-only.
@@ -198,8 +199,10 @@ def assembly(seq):
 
 def model(asm, mcpu, sha3, count, cache):
     """Modelled cycles of one pass over ASM (COUNT instructions) on MCPU. A result is kept
-    in CACHE under the hash of everything it depends on (llvm-mca reads a long trace
-    slowly: the soft AES pool's 200,000 instructions take seconds per core)."""
+    in CACHE under the sha256 of everything it depends on (llvm-mca's version, its
+    arguments, the trace), outside the checkout as CI's other generated outputs are:
+    llvm-mca reads a long trace slowly (the soft AES pool's 200,000 instructions take
+    seconds per core), and a trace that did not change need not be modelled again."""
     iterations = max(4, math.ceil(MIN_MODELLED / count))
     mattr = "+neon,+aes,+sha2" + (",+sha3" if sha3 else "")
     argv = [MCA, "-mtriple=aarch64", f"-mcpu={mcpu}", f"-mattr={mattr}", f"-iterations={iterations}",
@@ -327,6 +330,39 @@ def table(cells, counts, chosen):
     return "\n".join(lines) + "\n"
 
 
+# README.md's aarch64 line (one line, found by its start): the chosen kernels against the peers'
+# fastest on three cores, from the same run as the table.
+README_PREFIX = "On aarch64, modelled, not measured"
+README_CORES = [("neoverse-v1", "Neoverse V1"), ("neoverse-v2", "V2"), ("neoverse-n1", "N1")]
+README_JOBS = [("ChaCha8", "ChaCha8"), ("AES-256", "the AES pool"), ("Keccak-p[1600,12] (TurboSHAKE256)", "TurboSHAKE256")]
+GUIDE = "https://docs.rs/ratchet-rng/latest/ratchet_rng/guide/performance/index.html#aarch64-modelled-not-measured"
+
+
+def readme_line(cells, chosen):
+    parts = []
+    for job, short in README_JOBS:
+        rows = dict(JOBS)[job]
+        ours, peer = [], []
+        for core, _ in README_CORES:
+            pick = chosen[(job, core)]
+            ours.append(next(cells[(job, l)][core] for l, s, b, *_ in rows if s == "ours" and b == pick))
+            peer.append(min(cells[(job, l)][core] for l, s, *_ in rows if s == "peer" and core in cells[(job, l)]))
+        fmt = lambda vs: " / ".join(f"{v:.2f}" for v in vs)
+        parts.append(f"{short} {fmt(ours)} against {fmt(peer)}")
+    cores = " / ".join(name for _, name in README_CORES)
+    return (f"{README_PREFIX} (LLVM 19's scheduling models of {cores} through llvm-mca), cycles per byte of the "
+            f"kernel each core gets against RustCrypto's: {', '.join(parts)} ([every core]({GUIDE})).")
+
+
+def splice_readme(doc, line):
+    lines = doc.split("\n")
+    hits = [i for i, l in enumerate(lines) if l.startswith(README_PREFIX)]
+    if len(hits) != 1:
+        sys.exit(f"README.md has {len(hits)} lines starting with {README_PREFIX!r}, expected 1")
+    lines[hits[0]] = line
+    return "\n".join(lines)
+
+
 def splice(doc, body):
     if BEGIN not in doc or END not in doc:
         sys.exit(f"docs/PERFORMANCE.md has no {BEGIN!r} ... {END!r} markers")
@@ -338,31 +374,36 @@ def splice(doc, body):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repo", default=HERE, help="the checkout whose crate is modelled")
-    ap.add_argument("--target-dir", help="cargo's target directory (default: REPO/target/mca)")
+    ap.add_argument("--target-dir", help="cargo's target directory (default: $CARGO_TARGET_DIR, else REPO/target/mca)")
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ratchet-rng-ci", "llvm-mca")
+    ap.add_argument("--cache", default=cache, help=f"llvm-mca's results, keyed by their inputs (default: {cache})")
     ap.add_argument("--jobs", type=int, default=1, help="llvm-mca processes at once (default 1)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write the table into REPO/docs/PERFORMANCE.md")
     mode.add_argument("--check", action="store_true", help="fail if REPO/docs/PERFORMANCE.md differs")
     args = ap.parse_args()
     repo = os.path.abspath(args.repo)
-    target_dir = os.path.abspath(args.target_dir or os.path.join(repo, "target", "mca"))
+    target_dir = os.path.abspath(args.target_dir or os.environ.get("CARGO_TARGET_DIR") or os.path.join(repo, "target", "mca"))
     exe = build(repo, target_dir)
-    cells, counts = measure(exe, os.path.join(target_dir, "llvm-mca-cache"), args.jobs)
+    cells, counts = measure(exe, args.cache, args.jobs)
     chosen = picks(exe)
     body = table(cells, counts, chosen)
     print(body, end="")
-    doc_path = os.path.join(repo, "docs", "PERFORMANCE.md")
+    line = readme_line(cells, chosen)
+    print(f"\nREADME.md: {line}")
     rc = 0
     if args.write or args.check:
-        doc = open(doc_path).read()
-        new = splice(doc, body)
-        if args.write:
-            if new != doc:
-                open(doc_path, "w").write(new)
-            print(f"wrote {doc_path}")
-        elif new != doc:
-            print(f"{doc_path} does not hold this table: run `python3 scripts/aarch64-models.py --write`")
-            rc = 1
+        for name, edit in (("docs/PERFORMANCE.md", lambda d: splice(d, body)), ("README.md", lambda d: splice_readme(d, line))):
+            path = os.path.join(repo, name)
+            doc = open(path).read()
+            new = edit(doc)
+            if args.write:
+                if new != doc:
+                    open(path, "w").write(new)
+                print(f"wrote {path}")
+            elif new != doc:
+                print(f"{name} does not hold this run's figures: run `python3 scripts/aarch64-models.py --write`")
+                rc = 1
     fails = gate(cells, chosen)
     for f in fails:
         print(f"GATE FAIL: {f}")
