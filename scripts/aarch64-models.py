@@ -157,9 +157,13 @@ def trace(exe, kernel, qemu_cpu, entry, insns):
     """The instructions of the warm call of the harness function at ENTRY, in order."""
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "exec.log")
-        env = dict(os.environ, QEMU_CPU=qemu_cpu)
-        subprocess.run(["qemu-aarch64", "-singlestep", "-d", "exec,nochain", "-D", log, exe, kernel],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
+        # The guest's stack must not depend on the caller: glibc's memcpy and memset (in the
+        # portable AES's trace) take a few more or fewer instructions by the alignment of
+        # their buffers, and the stack holds the environment and the program's path. So the
+        # guest gets no environment but the CPU, and always the same relative path.
+        qemu = shutil.which("qemu-aarch64") or sys.exit("qemu-aarch64 not found")
+        subprocess.run([qemu, "-singlestep", "-d", "exec,nochain", "-D", log, "./" + os.path.basename(exe), kernel],
+                       check=True, env={"QEMU_CPU": qemu_cpu}, cwd=os.path.dirname(exe), stdout=subprocess.DEVNULL)
         pcs = []
         pc_re = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
         with open(log) as f:
