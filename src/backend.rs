@@ -28,7 +28,9 @@ pub(crate) struct Detected(());
 /// Each variant gives its name (as `RATCHET_RNG_EXPECT_BACKENDS`, `Display` and
 /// the `stream`/`backends` examples spell it), its run-time probe, and its rank:
 /// `detect()` picks the available backend of highest rank, so a backend ranked
-/// below `Soft` is tested (`available()`) but never chosen.
+/// below `Soft` is tested (`available()`) but never chosen. A rank is an
+/// expression: one may depend on the core (`Aarch64Sha3`'s, on the table of
+/// [`aarch64_cpu`]), not only on the features the probe found.
 macro_rules! backend_family {
     (
         $(#[$meta:meta])*
@@ -38,7 +40,7 @@ macro_rules! backend_family {
             $(
                 $(#[doc = $doc:literal])*
                 #[cfg($cfg:meta)]
-                $variant:ident = $name:literal, rank $rank:literal, if $probe:expr;
+                $variant:ident = $name:literal, rank $rank:expr, if $probe:expr;
             )*
         }
     ) => {
@@ -102,7 +104,7 @@ macro_rules! backend_family {
             }
 
             /// `detect()`'s order: higher is preferred.
-            const fn rank(self) -> u8 {
+            fn rank(self) -> u8 {
                 match self {
                     Self::Soft => $soft_rank,
                     $(
@@ -211,6 +213,23 @@ x86_probe!(
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86_cpu;
 
+// The aarch64 core (MIDR_EL1) and the table of the Keccak kernel per core: the
+// table on every target (`hazmat::keccak_for_aarch64_core`), the reading on
+// aarch64.
+pub(crate) mod aarch64_cpu;
+
+/// `Aarch64Sha3`'s rank: above `Soft` on the cores where the table of
+/// [`aarch64_cpu`] says the SHA3 kernel is worth using (Apple's), below it
+/// everywhere else (tested, never chosen).
+#[cfg(ratchet_rng_aarch64_sha3)]
+fn aarch64_sha3_rank() -> u8 {
+    if aarch64_cpu::sha3_worth_using() {
+        2
+    } else {
+        0
+    }
+}
+
 backend_family! {
     /// The Keccak-p\[1600\] implementation a sponge generator uses.
     ///
@@ -219,13 +238,20 @@ backend_family! {
     /// `X86Avx2` *and* `X86Avx512` (a CPU without AVX2 has no AVX-512 either, so "no
     /// AVX2" means "no x86 SIMD"); `ratchet_rng_no_sha3` removes `Aarch64Sha3`.
     ///
-    /// Ranks, by measurement: AVX-512, then SHA3, then soft. On a Sapphire Rapids
+    /// Ranks on x86_64, by measurement: AVX-512, then soft. On a Sapphire Rapids
     /// core (default build flags, 1088-byte periods, CPU time) the AVX-512 kernel
     /// squeezes 1.75x (12 rounds) and 1.6x (24 rounds) as fast as the portable
     /// code; the AVX2 kernel is no faster than the portable code with 12 rounds and
     /// about 25% slower with 24 (one lane per register needs 3 instructions per
     /// rotation and spills with 16 registers), so it ranks below `Soft`: never
     /// chosen, still a tested backend (`available()`).
+    ///
+    /// On aarch64 the rank of SHA3 depends on the core (issue 48): above soft
+    /// on the cores of `hazmat::keccak_for_aarch64_core`'s table that get
+    /// `aarch64_sha3` (Apple's), below it on every other core and where no
+    /// MIDR_EL1 can be read (then tested, never chosen). Not measured on
+    /// aarch64 hardware here: the table follows OpenSSL and AWS-LC, and
+    /// LLVM 19's scheduling models (see that table).
     enum KeccakBackend {
         /// The portable, constant-time code (`keccak/portable.rs`: `u64` lanes on
         /// 64-bit targets and wasm32, bit-interleaved `u32` pairs on 32-bit
@@ -244,9 +270,10 @@ backend_family! {
         /// AVX-512F + AVX-512VL (`keccak/x86_avx512.rs`).
         #[cfg(ratchet_rng_x86_avx512)]
         X86Avx512 = "x86_avx512", rank 3, if x86_avx512_probe::get();
-        /// ARMv8.2 SHA3 instructions (`keccak/aarch64_sha3.rs`).
+        /// ARMv8.2 SHA3 instructions (`keccak/aarch64_sha3.rs`); chosen only on
+        /// the cores where the table says so (see the ranks above).
         #[cfg(ratchet_rng_aarch64_sha3)]
-        Aarch64Sha3 = "aarch64_sha3", rank 2, if aarch64_sha3_probe::get();
+        Aarch64Sha3 = "aarch64_sha3", rank aarch64_sha3_rank(), if aarch64_sha3_probe::get();
     }
 }
 
@@ -551,9 +578,11 @@ mod tests {
                 "x86_aesni",
                 AesBackend::detect().name(),
             ),
+            // With SHA3 enabled at compile time, the core still decides
+            // (issue 48): the table's answer for this core's MIDR_EL1.
             (
                 cfg!(all(ratchet_rng_aarch64_sha3, target_feature = "sha3")),
-                "aarch64_sha3",
+                keccak_with_sha3_here(),
                 KeccakBackend::detect().name(),
             ),
             (
@@ -582,6 +611,108 @@ mod tests {
             "a SIMD target feature is enabled but no row checked it"
         );
         std::eprintln!("compile-time backend rows checked: {rows}");
+    }
+
+    /// The Keccak backend the core table gives this core with the SHA3
+    /// extension (the portable one where no MIDR_EL1 can be read).
+    fn keccak_with_sha3_here() -> &'static str {
+        #[cfg(target_arch = "aarch64")]
+        return aarch64_cpu::keccak_for_core(aarch64_cpu::midr().unwrap_or(0), true);
+        #[cfg(not(target_arch = "aarch64"))]
+        "soft"
+    }
+
+    /// Issue 48: on aarch64 the Keccak choice is the core table's answer for
+    /// the MIDR_EL1 the crate reads and the SHA3 extension the probe finds.
+    /// Under qemu-aarch64 (CI): the `max` CPU has SHA3 and QEMU's own MIDR
+    /// (implementer 0), so the table's "unknown core" row picks `soft` where
+    /// the old ranking picked `aarch64_sha3`.
+    #[test]
+    #[cfg(target_arch = "aarch64")]
+    fn keccak_detection_consults_the_core_table() {
+        let has_sha3 = KeccakBackend::available().any(|b| b.name() == "aarch64_sha3");
+        let midr = aarch64_cpu::midr();
+        let want = aarch64_cpu::keccak_for_core(midr.unwrap_or(0), has_sha3);
+        std::eprintln!("MIDR_EL1 {midr:x?}, SHA3 {has_sha3}: keccak {want}");
+        assert_eq!(KeccakBackend::detect().name(), want);
+        assert_eq!(backends().keccak(), want);
+    }
+
+    /// The crate reads MIDR_EL1 on aarch64 Linux: the value CI expects for
+    /// the emulated CPU (`RATCHET_RNG_EXPECT_MIDR`, hex; qemu-aarch64 gives
+    /// 0x000f0510 for `max`, 0x410fd083 for `cortex-a72`, 0x414fd0c1 for
+    /// `neoverse-n1`), else at least some value where the kernel emulates the
+    /// read (`HWCAP_CPUID`).
+    #[test]
+    #[cfg(all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_os = "android")
+    ))]
+    fn midr_is_read() {
+        let midr = aarch64_cpu::midr();
+        if let Ok(text) = std::env::var("RATCHET_RNG_EXPECT_MIDR") {
+            let want = aarch64_cpu::parse_midr(text.as_bytes())
+                .unwrap_or_else(|| panic!("RATCHET_RNG_EXPECT_MIDR={text:?}: not 0x<hex>"));
+            assert_eq!(midr, Some(want), "MIDR_EL1 {midr:x?}, expected {want:#x}");
+        }
+        // SAFETY: reads the auxiliary vector.
+        let hwcap = unsafe { libc::getauxval(libc::AT_HWCAP) };
+        if hwcap & 1 << 11 != 0 {
+            assert!(
+                midr.is_some(),
+                "HWCAP_CPUID is set but no MIDR_EL1 was read"
+            );
+        }
+        std::eprintln!("MIDR_EL1 {midr:x?}");
+    }
+
+    /// The real detection path (`KeccakBackend::detect()`, which every
+    /// sponge generator and `backends()` ask) with an Apple M1 MIDR picks the SHA3 kernel where the CPU has it, and
+    /// with a Neoverse V2 MIDR, or none, the portable one. In a forked child,
+    /// the only thread there, so that the MIDR it sets is seen by no other
+    /// test; its exit status is the answers' bits.
+    #[test]
+    #[cfg(all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_os = "android")
+    ))]
+    fn an_apple_midr_selects_sha3_and_a_neoverse_midr_soft() {
+        const APPLE_M1_FIRESTORM: u64 = 0x611F_0231;
+        const NEOVERSE_V2: u64 = 0x410F_D4F0;
+        fn keccak_with(midr: Option<u64>) -> &'static str {
+            aarch64_cpu::override_midr(midr);
+            KeccakBackend::detect().name()
+        }
+        let has_sha3 = KeccakBackend::available().any(|b| b.name() == "aarch64_sha3");
+        // SAFETY: the child runs only async-signal-safe code (atomics,
+        // `getauxval`, no allocation) and leaves by `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let bits = [
+                keccak_with(Some(APPLE_M1_FIRESTORM)) == "aarch64_sha3",
+                keccak_with(Some(APPLE_M1_FIRESTORM)) == "soft",
+                keccak_with(Some(NEOVERSE_V2)) == "soft",
+                keccak_with(None) == "soft",
+            ]
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (i, &on)| bits | i32::from(on) << i);
+            // SAFETY: leaves the child without running the parent's
+            // destructors or atexit handlers.
+            unsafe { libc::_exit(bits) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status), "child status {status:#x}");
+        let apple = if has_sha3 { 0b0001 } else { 0b0010 };
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            apple | 0b1100,
+            "bits: Apple gives aarch64_sha3, Apple gives soft, Neoverse V2 gives \
+             soft, no MIDR gives soft (SHA3 here: {has_sha3})"
+        );
     }
 
     #[test]

@@ -187,10 +187,18 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("constant time under valgrind memcheck (test profile)", "host", 900, cmd("cargo test --all-features --test ct_valgrind")).env(&valgrind),
         step("constant-time negative control must be caught", "host", 600, c::ct_negative(&[], false)),
         // ---- emulation: aarch64 (qemu-user) -----------------------------------------------------
+        // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu-aarch64 gives each CPU, which the crate
+        // must read (`backend::tests::midr_is_read`); the Keccak choice follows the core
+        // table (issue 48): `max` (implementer 0) gets soft though it has SHA3.
         step("aarch64 under qemu, default CPU (SHA3, AES, NEON)", "aarch64", 1500, cmd("cargo test --all-features --target aarch64-unknown-linux-gnu"))
-            .env(&[("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_sha3,aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16")]),
+            .env(&[("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_sha3,aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16"),
+                ("RATCHET_RNG_EXPECT_MIDR", "0x000f0510")]),
         step("aarch64 under qemu, QEMU_CPU=cortex-a72 (no SHA3)", "aarch64", 1200, cmd("cargo test --all-features --target aarch64-unknown-linux-gnu"))
-            .env(&[("QEMU_CPU", "cortex-a72"), ("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16")]),
+            .env(&[("QEMU_CPU", "cortex-a72"), ("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16"),
+                ("RATCHET_RNG_EXPECT_MIDR", "0x410fd083")]),
+        step("aarch64 under qemu, QEMU_CPU=neoverse-n1: the core (MIDR_EL1) is read and chooses", "aarch64", 600,
+            cmd("cargo test --all-features --target aarch64-unknown-linux-gnu --lib -- backend::"))
+            .env(&[("QEMU_CPU", "neoverse-n1"), ("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_neon,aarch64_aes"), ("RATCHET_RNG_EXPECT_MIDR", "0x414fd0c1")]),
         step("aarch64 under qemu with -C target-feature=+sha3,+aes (backend selection)", "aarch64", 900,
             c::static_selection("+sha3,+aes".into(), &["--target", "aarch64-unknown-linux-gnu"], &["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"])),
         step("injection and VM generation tests under qemu-aarch64 (RATCHET_RNG_INSPECT=1)", "aarch64", 1200,
