@@ -6,8 +6,8 @@
 //! permutation (136 bytes at the sponge generators' rate); the peers produce 1024 ChaCha8
 //! bytes, 4096 AES-256-CTR bytes and one permutation. The script finds the warm call in qemu's
 //! trace by the function's address and follows it until it returns. Inputs are fixed, so a run
-//! is deterministic. `keccak-pick MIDR_EL1 SHA3` prints the Keccak backend the crate picks on
-//! that core.
+//! is deterministic. `keccak-pick MIDR_EL1 0|1` prints the Keccak backend the crate picks on that
+//! core (`hazmat::keccak_for_aarch64_core`), for the script's gate.
 
 use std::hint::black_box;
 
@@ -70,19 +70,6 @@ pub fn mca_keccak24_peer(keccak: &keccak::Keccak, state: &mut [u64; 25]) {
     keccak.with_p1600::<24>(|p1600| p1600(state));
 }
 
-/// The Keccak backend the crate picks on a core with this MIDR_EL1 and SHA3 flag.
-///
-/// Interim, until `hazmat::keccak_for_aarch64_core` (issue 48, part 1) lands: the issue's rule
-/// (Apple cores with SHA3 get `aarch64_sha3`, every other core `soft`).
-fn keccak_for_aarch64_core(midr_el1: u64, has_sha3: bool) -> &'static str {
-    let apple = (midr_el1 >> 24) & 0xff == 0x61;
-    if apple && has_sha3 {
-        "aarch64_sha3"
-    } else {
-        "soft"
-    }
-}
-
 /// Runs `call` twice: the cold call and the warm one.
 fn twice(mut call: impl FnMut()) {
     call();
@@ -114,7 +101,7 @@ fn main() {
             let [_, midr, sha3] = &args[..] else { usage() };
             let midr =
                 u64::from_str_radix(midr.trim_start_matches("0x"), 16).unwrap_or_else(|_| usage());
-            println!("{}", keccak_for_aarch64_core(midr, sha3 == "1"));
+            println!("{}", hazmat::keccak_for_aarch64_core(midr, sha3 == "1"));
         }
         "chacha8_ours" => {
             let backend = hazmat::ChaCha::by_name(backend).unwrap_or_else(|| missing());
