@@ -306,6 +306,11 @@ def gate(cells, chosen):
     return fails
 
 
+def md(text):
+    """TEXT with its brackets escaped (rustdoc renders the doc, and takes `[x]` for a link)."""
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
 def table(cells, counts, chosen):
     names = [c[0] for c in CORES]
     lines = [
@@ -324,7 +329,7 @@ def table(cells, counts, chosen):
                 v = cells[(job, label)].get(name)
                 star = "\\*" if side == "ours" and chosen[(job, name)] == backend and v is not None else ""
                 cols.append("-" if v is None else f"{v:.3f}{star}")
-            lines.append(f"| {job} | {label} | {counts[(job, label)]} | " + " | ".join(cols) + " |")
+            lines.append(f"| {md(job)} | {label} | {counts[(job, label)]} | " + " | ".join(cols) + " |")
         cols = []
         for name in names:
             pick = chosen[(job, name)]
@@ -332,7 +337,7 @@ def table(cells, counts, chosen):
             peer = [cells[(job, l)].get(name) for l, s, *_ in rows if s == "peer"]
             peer = [v for v in peer if v is not None]
             cols.append(f"{min(peer) / mine:.2f}x" if mine and peer else "-")
-        lines.append(f"| {job} | **peer / ours** | | " + " | ".join(cols) + " |")
+        lines.append(f"| {md(job)} | **peer / ours** | | " + " | ".join(cols) + " |")
     return "\n".join(lines) + "\n"
 
 
