@@ -5,7 +5,8 @@ For every aarch64 kernel of the crate and its RustCrypto peer, this script model
 cycles per output byte of one warm call on each core through LLVM 19's scheduling models
 (llvm-mca-19). These are static models, not hardware measurements.
 
-The method, step by step (docs/PERFORMANCE.md, "aarch64 (modelled)", says it in prose):
+The method, step by step (docs/PERFORMANCE.md, "aarch64: modelled, not measured", says it
+in prose):
 1. Build .ci/mca (a harness with one `#[no_mangle]` function per kernel call) for
    aarch64-unknown-linux-gnu, release, as a static non-PIE executable, so that every executed
    address, glibc's memcpy included, has its instruction in this one file.
@@ -28,7 +29,7 @@ other kernels for the job. apple-m1 is shown but not gated (see CORES). Every ru
 checks that the gate catches planted bad picks (the portable ChaCha8 and AES, the SHA3
 Keccak) in every gated cell.
 
-Usage: aarch64-models.py [--repo DIR] [--write | --check] [--target-dir DIR] [--jobs N]
+Usage: aarch64-models.py [--repo DIR] [--write | --check] [--target-dir DIR] [--cache DIR] [--jobs N]
   (no flag)  print the table and the gate's verdict; exit 1 if the gate fails.
   --write    also write the table into DIR/docs/PERFORMANCE.md (between the markers) and
              the figures into README.md's line that starts "On aarch64, modelled".
@@ -131,7 +132,8 @@ def build(repo, target_dir):
     env.setdefault("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", "aarch64-linux-gnu-gcc")
     # Static and non-PIE: the trace's addresses are the file's.
     env["RUSTFLAGS"] = "-C target-feature=+crt-static -C relocation-model=static"
-    env.pop("CARGO_BUILD_RUSTFLAGS", None)
+    for overriding in ("CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS"):
+        env.pop(overriding, None)
     argv = ["cargo", "build", "--quiet", "--release", *locked, "--manifest-path", manifest,
             "--target", TARGET, "--target-dir", target_dir]
     subprocess.run(argv, check=True, env=env)
@@ -270,14 +272,17 @@ def measure(exe, cache, jobs):
 
 
 def picks(exe):
-    """{(job, core): our backend the dispatch picks on that core}."""
+    """{(job, core): our backend the dispatch picks on that core}. ChaCha8 and AES: what the
+    crate detects on qemu's CPU with NEON and AES, as every modelled core has; Keccak: the
+    crate's per-core table for the core's MIDR_EL1 and SHA3 flag."""
+    chacha, aes = run(["qemu-aarch64", "-cpu", QEMU_SHA3, exe, "detect"]).split()
     out = {}
     for name, _mcpu, midr, sha3, _gated in CORES:
         for job, rows in JOBS:
             if job.startswith("ChaCha"):
-                out[(job, name)] = "aarch64_neon"
+                out[(job, name)] = chacha
             elif job.startswith("AES"):
-                out[(job, name)] = "aarch64_aes"
+                out[(job, name)] = aes
             else:
                 out[(job, name)] = keccak_pick(exe, midr, sha3)
     return out

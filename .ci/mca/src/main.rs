@@ -6,8 +6,9 @@
 //! permutation (136 bytes at the sponge generators' rate); the peers produce 1024 ChaCha8
 //! bytes, 4096 AES-256-CTR bytes and one permutation. The script finds the warm call in qemu's
 //! trace by the function's address and follows it until it returns. Inputs are fixed, so a run
-//! is deterministic. `keccak-pick MIDR_EL1 0|1` prints the Keccak backend the crate picks on that
-//! core (`hazmat::keccak_for_aarch64_core`), for the script's gate.
+//! is deterministic. For the script's gate, `keccak-pick MIDR_EL1 0|1` prints the Keccak backend
+//! the crate picks on that core (`hazmat::keccak_for_aarch64_core`), and `detect` the ChaCha and
+//! AES backends it picks on this CPU.
 
 use std::hint::black_box;
 
@@ -80,7 +81,7 @@ fn usage() -> ! {
     eprintln!(
         "usage: ratchet-rng-mca chacha8_ours:BACKEND | chacha8_peer | aes256_ours:BACKEND | aes256_peer\n\
          \x20      | keccak12_ours:BACKEND | keccak24_ours:BACKEND | keccak12_peer | keccak24_peer\n\
-         \x20      | keccak-pick MIDR_EL1 0|1"
+         \x20      | keccak-pick MIDR_EL1 0|1 | detect"
     );
     std::process::exit(2)
 }
@@ -102,6 +103,9 @@ fn main() {
             let midr =
                 u64::from_str_radix(midr.trim_start_matches("0x"), 16).unwrap_or_else(|_| usage());
             println!("{}", hazmat::keccak_for_aarch64_core(midr, sha3 == "1"));
+        }
+        "detect" => {
+            println!("{} {}", hazmat::ChaCha::detect(), hazmat::Aes256::detect());
         }
         "chacha8_ours" => {
             let backend = hazmat::ChaCha::by_name(backend).unwrap_or_else(|| missing());
