@@ -80,11 +80,11 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("cargo fmt --check", "meta", 120, cmd("cargo fmt --all --check")),
         step("cargo fmt --check (fuzz crate)", "meta", 120, cmd("cargo fmt --manifest-path fuzz/Cargo.toml --check")),
         step(
-            "cargo fmt --check on .ci/firmware, .ci/wasm-js, .ci/wasm-bench, .ci/clients, examples/mpi (their own workspaces)",
+            "cargo fmt --check on .ci/firmware, .ci/wasm-js, .ci/wasm-bench, .ci/clients, .ci/mca, examples/mpi (their own workspaces)",
             "meta",
             120,
             sh(
-                "for m in .ci/firmware .ci/wasm-js .ci/wasm-bench .ci/clients examples/mpi; do cargo fmt --manifest-path $m/Cargo.toml --check; done",
+                "for m in .ci/firmware .ci/wasm-js .ci/wasm-bench .ci/clients .ci/mca examples/mpi; do cargo fmt --manifest-path $m/Cargo.toml --check; done",
             ),
         ),
         step(
@@ -210,6 +210,11 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("mutant unknown-advice-unchecked.patch: raw_fork_child_shares_nothing_without_droppable fails (aarch64)", "aarch64", 900,
             c::mutant("unknown-advice-unchecked.patch", "raw_fork_child_shares_nothing_without_droppable", INSPECT,
                 "cargo test --all-features --target aarch64-unknown-linux-gnu --test injection -- --exact raw_fork_child_shares_nothing_without_droppable")),
+        // ---- aarch64 models: the kernels against their peers under llvm-mca-19 (.ci/mca) ---------
+        step("clippy on .ci/mca for aarch64-unknown-linux-gnu", "mca", 600,
+            cmd("cargo clippy --release --locked --manifest-path .ci/mca/Cargo.toml --target aarch64-unknown-linux-gnu -- -D warnings")),
+        step("aarch64 kernels modelled by llvm-mca-19 against their peers (docs/PERFORMANCE.md)", "mca", 600,
+            cmd("python3 scripts/aarch64-models.py --check")),
         // ---- Miri (two processes each: one per aliasing model) ---------------------------------
         step("Miri: lib and integration tests, stacked and tree borrows", "miri", 1500, c::miri(&[], &["--lib", "--test", "contracts"], [
             &[&["--test", "contracts", "--", "thread_rng::", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
