@@ -17,8 +17,8 @@
 //! # The pool's first round, from a table
 //!
 //! On the cores this backend targets, the AES instructions are the bottleneck
-//! (one or two per cycle on Cortex-A72/A76 and Neoverse N1/N2, four on
-//! Neoverse V1/V2), so the pool kernel saves some. A pool's counter blocks are
+//! (in LLVM's scheduling models, one a cycle on Cortex-A72/A76 and Neoverse
+//! N1, two on N2, four on V1/V2), so the pool kernel saves some. A pool's counter blocks are
 //! 0 to 255: only their last byte (byte 15, row 3 of column 3) varies. After
 //! the first AESE, that byte is `S(k ^ n)` (`k` the last byte of round key 0,
 //! `n` the counter) and ShiftRows has moved it to row 3 of column 0; everything
@@ -266,7 +266,7 @@ fn first_round_state(table: &FirstRound, n: usize) -> uint8x16_t {
 }
 
 /// The pool's blocks `first..first + 8` (`first + 8 <= 256`), from the
-/// first-round table and `key1` (see [`first_round`]).
+/// first-round table and `key1` (see [`second_round_key`]).
 #[inline]
 #[target_feature(enable = "aes")]
 fn pool_batch(
