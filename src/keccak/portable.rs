@@ -78,10 +78,22 @@ pub(crate) trait Lane: Copy + Default + Zeroize {
     fn permute<const ROUNDS: usize>(a: &mut State<Self>, scratch: &mut State<Self>) {
         permute_with::<Self, ROUNDS>(a, scratch);
     }
+
+    /// `state` as a state of this representation, if it is the usual one
+    /// (`u64` lanes as they are).
+    #[inline(always)]
+    fn as_state(_state: &mut [u64; LANES]) -> Option<&mut State<Self>> {
+        None
+    }
 }
 
 impl Lane for u64 {
     const ROUND_CONSTANTS: [Self; FULL_ROUNDS] = ROUND_CONSTANTS;
+
+    #[inline(always)]
+    fn as_state(state: &mut [u64; LANES]) -> Option<&mut State<Self>> {
+        Some(state)
+    }
 
     #[inline(always)]
     fn from_u64(lane: u64) -> Self {
@@ -431,6 +443,15 @@ fn store<L: Lane>(a: &mut State<L>, state: &mut [u64; LANES]) {
 
 /// Keccak-p\[1600, `ROUNDS`\] of `state`, through the representation `L`.
 pub(crate) fn permute<L: Lane, const ROUNDS: usize>(state: &mut [u64; LANES]) {
+    if let Some(lanes) = L::as_state(state) {
+        // The usual representation: in place, with no copy to wipe.
+        let mut scratch = [L::default(); LANES];
+        invert_marked(lanes);
+        L::permute::<ROUNDS>(lanes, &mut scratch);
+        invert_marked(lanes);
+        wipe(&mut scratch);
+        return;
+    }
     let mut a = load::<L>(state);
     let mut scratch = [L::default(); LANES];
     invert_marked(&mut a);
