@@ -11,7 +11,7 @@
 //! | `x86_aesni`   | `x86_aesni.rs`    | AES-NI, 128-bit, 8 blocks in flight  |
 //! | `x86_vaes256` | `x86_vaes256.rs`  | AVX2 + VAES, 2 blocks per register   |
 //! | `x86_vaes512` | `x86_vaes512.rs`  | AVX512F + VAES, 4 blocks per register |
-//! | `aarch64_aes` | `aarch64_aes.rs`  | ARMv8 AESE/AESMC, 8 blocks in flight |
+//! | `aarch64_aes` | `aarch64_aes.rs`  | ARMv8 AESE/AESMC, 8 blocks in flight, a pool's first round from a per-pool table |
 //!
 //! The portable backend `Soft` is `soft.rs` on 64-bit targets and WebAssembly,
 //! and `fixslice32.rs` (the same fixslicing on `u32` planes, two blocks at a
@@ -29,8 +29,10 @@
 //! `ctr_keystream` (any counter, wrapping) for tests. Which ones a build
 //! contains is decided by the cfgs of `backend::AesBackend`'s variants.
 
-/// The frame every SIMD backend shares: [`fill_pools`] and [`ctr_keystream`] over
-/// the backend's registers.
+/// The frame the x86 SIMD backends share: [`fill_pools`] and [`ctr_keystream`]
+/// over the backend's registers. `aarch64_aes.rs` writes both itself: its pools
+/// start each block from a per-pool table of the first round and keep the blocks
+/// in registers, out of this frame's stack copy (issue 48; the module says why).
 ///
 /// A backend module defines, under its target features: `Reg` (one register of
 /// `LANE_BYTES` = one or more blocks), the constants `LANE_BYTES`, `BATCH_LANES`
