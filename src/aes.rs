@@ -29,6 +29,69 @@
 //! `ctr_keystream` (any counter, wrapping) for tests. Which ones a build
 //! contains is decided by the cfgs of `backend::AesBackend`'s variants.
 
+/// [`ctr_keystream`] over a backend's registers, the half of [`pool_kernel!`]'s
+/// frame that `aarch64_aes.rs` shares too (its pools are its own). Needs `Reg`,
+/// `LANE_BYTES`, `BATCH_LANES`, `BATCH_BLOCKS`, `load`, `store`, `encrypt_batch`,
+/// and `$expand(key, &mut [Reg; ROUNDS + 1])`, the key expansion.
+#[allow(
+    unused_macros,
+    reason = "used by the SIMD backends, which a build may leave out"
+)]
+macro_rules! ctr_kernel {
+    (features = $features:literal, zero = $zero:expr, expand = $expand:ident) => {
+        /// Writes the AES-256-CTR keystream starting at `counter` into `out`:
+        /// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
+        /// wrapping modulo 2^128.
+        ///
+        /// # Security
+        ///
+        /// Constant time in the key; the counter and the length are public.
+        #[target_feature(enable = $features)]
+        pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
+            use zeroize::Zeroize as _;
+            let mut rk = [$zero; ROUNDS + 1];
+            $expand(key, &mut rk);
+            let mut next = counter;
+            for block in out.iter_mut() {
+                *block = next.to_be_bytes();
+                next = next.wrapping_add(1);
+            }
+            let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
+            let mut lanes = [$zero; BATCH_LANES];
+            for batch in batches {
+                encrypt_in_place(&rk, &mut lanes, batch);
+            }
+            if !tail.is_empty() {
+                let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
+                padded[..tail.len()].copy_from_slice(tail);
+                encrypt_in_place(&rk, &mut lanes, &mut padded);
+                tail.copy_from_slice(&padded[..tail.len()]);
+                padded.zeroize();
+            }
+            rk.zeroize();
+            lanes.zeroize();
+        }
+
+        /// Encrypts one batch of blocks in memory, through `lanes`.
+        #[inline]
+        #[target_feature(enable = $features)]
+        fn encrypt_in_place(
+            rk: &[Reg; ROUNDS + 1],
+            lanes: &mut [Reg; BATCH_LANES],
+            data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
+        ) {
+            let (chunks, _) = data.as_flattened_mut().as_chunks_mut::<LANE_BYTES>();
+            for (l, src) in lanes.iter_mut().zip(chunks.iter()) {
+                *l = load(src);
+            }
+            encrypt_batch(rk, lanes);
+            for (dst, l) in chunks.iter_mut().zip(lanes.iter()) {
+                store(dst, *l);
+            }
+        }
+    };
+}
+
 /// The frame the x86 SIMD backends share: [`fill_pools`] and [`ctr_keystream`]
 /// over the backend's registers. `aarch64_aes.rs` writes both itself: its pools
 /// start each block from a per-pool table of the first round and keep the blocks
@@ -123,56 +186,7 @@ macro_rules! pool_kernel {
             lanes.zeroize();
         }
 
-        /// Writes the AES-256-CTR keystream starting at `counter` into `out`:
-        /// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
-        /// wrapping modulo 2^128.
-        ///
-        /// # Security
-        ///
-        /// Constant time in the key; the counter and the length are public.
-        #[target_feature(enable = $features)]
-        pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
-            use zeroize::Zeroize as _;
-            let mut rk = [$zero; ROUNDS + 1];
-            expand_key(key, &mut rk);
-            let mut next = counter;
-            for block in out.iter_mut() {
-                *block = next.to_be_bytes();
-                next = next.wrapping_add(1);
-            }
-            let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
-            let mut lanes = [$zero; BATCH_LANES];
-            for batch in batches {
-                encrypt_in_place(&rk, &mut lanes, batch);
-            }
-            if !tail.is_empty() {
-                let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
-                padded[..tail.len()].copy_from_slice(tail);
-                encrypt_in_place(&rk, &mut lanes, &mut padded);
-                tail.copy_from_slice(&padded[..tail.len()]);
-                padded.zeroize();
-            }
-            rk.zeroize();
-            lanes.zeroize();
-        }
-
-        /// Encrypts one batch of blocks in memory, through `lanes`.
-        #[inline]
-        #[target_feature(enable = $features)]
-        fn encrypt_in_place(
-            rk: &[Reg; ROUNDS + 1],
-            lanes: &mut [Reg; BATCH_LANES],
-            data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
-        ) {
-            let (chunks, _) = data.as_flattened_mut().as_chunks_mut::<LANE_BYTES>();
-            for (l, src) in lanes.iter_mut().zip(chunks.iter()) {
-                *l = load(src);
-            }
-            encrypt_batch(rk, lanes);
-            for (dst, l) in chunks.iter_mut().zip(lanes.iter()) {
-                store(dst, *l);
-            }
-        }
+        ctr_kernel!(features = $features, zero = $zero, expand = expand_key);
     };
 }
 

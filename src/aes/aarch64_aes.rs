@@ -372,54 +372,20 @@ pub(crate) fn fill_pools(key: &mut [u8; 32], out: &mut [[u8; POOL_OUTPUT_BYTES]]
     table.zeroize();
 }
 
-/// Writes the AES-256-CTR keystream starting at `counter` into `out`:
-/// `out[i] = AES_K(counter + i)`, the 128-bit counter block big-endian and
-/// wrapping modulo 2^128.
-///
-/// # Security
-///
-/// Constant time in the key; the counter and the length are public.
-#[target_feature(enable = "aes")]
-pub(crate) fn ctr_keystream(key: &[u8; 32], counter: u128, out: &mut [[u8; BLOCK_BYTES]]) {
-    let mut rk = [vdupq_n_u8(0); ROUNDS + 1];
-    expand_key_bytes(key, &mut rk);
-    let mut next = counter;
-    for block in out.iter_mut() {
-        *block = next.to_be_bytes();
-        next = next.wrapping_add(1);
-    }
-    let (batches, tail) = out.as_chunks_mut::<BATCH_BLOCKS>();
-    let mut lanes = [vdupq_n_u8(0); BATCH_BLOCKS];
-    for batch in batches {
-        encrypt_in_place(&rk, &mut lanes, batch);
-    }
-    if !tail.is_empty() {
-        let mut padded = [[0u8; BLOCK_BYTES]; BATCH_BLOCKS];
-        padded[..tail.len()].copy_from_slice(tail);
-        encrypt_in_place(&rk, &mut lanes, &mut padded);
-        tail.copy_from_slice(&padded[..tail.len()]);
-        padded.zeroize();
-    }
-    rk.zeroize();
-    lanes.zeroize();
-}
+/// One register: one block (the names `ctr_kernel!` asks for).
+type Reg = uint8x16_t;
 
-/// Encrypts one batch of blocks in memory, through `lanes`.
-#[inline]
-#[target_feature(enable = "aes")]
-fn encrypt_in_place(
-    rk: &RoundKeys,
-    lanes: &mut [uint8x16_t; BATCH_BLOCKS],
-    data: &mut [[u8; BLOCK_BYTES]; BATCH_BLOCKS],
-) {
-    for (l, src) in lanes.iter_mut().zip(data.iter()) {
-        *l = load(src);
-    }
-    encrypt_batch(rk, lanes);
-    for (dst, l) in data.iter_mut().zip(lanes.iter()) {
-        store(dst, *l);
-    }
-}
+/// Bytes in one register.
+const LANE_BYTES: usize = BLOCK_BYTES;
+
+/// Registers encrypted together.
+const BATCH_LANES: usize = BATCH_BLOCKS;
+
+ctr_kernel!(
+    features = "aes",
+    zero = vdupq_n_u8(0),
+    expand = expand_key_bytes
+);
 
 #[cfg(test)]
 mod tests {
