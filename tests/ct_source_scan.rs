@@ -5,9 +5,9 @@
 //! which reports a branch or an address that depends on them; but valgrind
 //! implements neither AVX-512 nor VAES, so the AVX-512 Keccak and ChaCha
 //! kernels and both VAES kernels never run there. This test reads their
-//! source instead (the kernel files and the two macros that generate their
-//! loops, `register_kernel!` in `src/keccak.rs` and `pool_kernel!` in
-//! `src/aes.rs`; comments, strings, compile-time `const` items and blocks
+//! source instead (the kernel files and the three macros that generate their
+//! loops, `register_kernel!` in `src/keccak.rs`, `pool_kernel!` and
+//! `ctr_kernel!` in `src/aes.rs`; comments, strings, compile-time `const` items and blocks
 //! are left out) and reports each construct through which a secret could
 //! decide a branch or an address:
 //!
@@ -40,9 +40,10 @@ const KERNEL_FILES: [&str; 4] = [
 ];
 
 /// The macros that generate those kernels' outer loops: (file, macro name).
-const KERNEL_MACROS: [(&str, &str); 2] = [
+const KERNEL_MACROS: [(&str, &str); 3] = [
     ("src/keccak.rs", "register_kernel"),
     ("src/aes.rs", "pool_kernel"),
+    ("src/aes.rs", "ctr_kernel"),
 ];
 
 /// Every branch the scanned code has, by file and source line (trimmed), with
