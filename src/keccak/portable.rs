@@ -9,7 +9,7 @@
 //! rotations. Each representation may arrange whole rounds and permutations its
 //! own way ([`Lane::round`], [`Lane::permute`]): the `u64` lanes keep six lanes
 //! inverted ([`COMPLEMENTED`]) so that chi needs 5 NOTs a round instead of 25
-//! (but on aarch64, which has and-not, they run [`super::portable_lazy`]),
+//! (but on aarch64, which has and-not, they run `portable_lazy.rs`),
 //! and the interleaved ones carry rho's rotations lazily on 32-bit ARM at
 //! opt-level 2 and 3.
 //!
