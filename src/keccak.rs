@@ -90,6 +90,8 @@ mod aarch64_sha3;
 mod arm_thumb2;
 mod interleaved32;
 mod portable;
+#[cfg(any(test, target_arch = "aarch64"))]
+mod portable_lazy;
 pub(crate) mod soft;
 #[cfg(ratchet_rng_x86_avx2)]
 mod x86_avx2;

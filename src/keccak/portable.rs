@@ -8,7 +8,8 @@
 //! rotation would cost four instructions and an interleaved one costs two 32-bit
 //! rotations. Each representation may arrange whole rounds and permutations its
 //! own way ([`Lane::round`], [`Lane::permute`]): the `u64` lanes keep six lanes
-//! inverted ([`COMPLEMENTED`]) so that chi needs 5 NOTs a round instead of 25,
+//! inverted ([`COMPLEMENTED`]) so that chi needs 5 NOTs a round instead of 25
+//! (but on aarch64, which has and-not, they run `portable_lazy.rs`),
 //! and the interleaved ones carry rho's rotations lazily on 32-bit ARM at
 //! opt-level 2 and 3.
 //!
@@ -79,6 +80,16 @@ pub(crate) trait Lane: Copy + Default + Zeroize {
         permute_with::<Self, ROUNDS>(a, scratch);
     }
 
+    /// Keccak-p\[1600, `ROUNDS`\] of `a` (with its lanes [`INVERTED`](Self::INVERTED)
+    /// inverted) on its own: [`permute`](Self::permute) with a scratch state
+    /// that is wiped afterwards, unless the representation needs none.
+    #[inline(always)]
+    fn permute_alone<const ROUNDS: usize>(a: &mut State<Self>) {
+        let mut scratch = [Self::default(); LANES];
+        Self::permute::<ROUNDS>(a, &mut scratch);
+        wipe(&mut scratch);
+    }
+
     /// `state` as a state of this representation, if it is the usual one
     /// (`u64` lanes as they are).
     #[inline(always)]
@@ -130,13 +141,30 @@ impl Lane for u64 {
         u64::rotate_left(self, n)
     }
 
+    #[cfg(not(target_arch = "aarch64"))]
     const INVERTED: &'static [usize] = &COMPLEMENTED;
+
+    /// On aarch64, the rounds of [`super::portable_lazy`]: rho's rotations
+    /// carried in the free rotation of the logical instructions' operands, chi
+    /// with `bic`, no lane complemented, and no scratch state.
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    fn permute<const ROUNDS: usize>(a: &mut State<Self>, _scratch: &mut State<Self>) {
+        super::portable_lazy::permute::<ROUNDS>(a);
+    }
+
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    fn permute_alone<const ROUNDS: usize>(a: &mut State<Self>) {
+        super::portable_lazy::permute::<ROUNDS>(a);
+    }
 
     /// The rounds work on a state whose lanes [`COMPLEMENTED`] are inverted
     /// (the callers see to it, [`Lane::INVERTED`]). Four rounds a
     /// loop iteration rather than two: on x86-64 (AMD Zen 5) the register
     /// allocator spills less, 5% faster at 12 and 24 rounds; all twelve
     /// written out were slower at 24 rounds.
+    #[cfg(not(target_arch = "aarch64"))]
     #[inline(always)]
     fn permute<const ROUNDS: usize>(a: &mut State<Self>, scratch: &mut State<Self>) {
         const { assert!(ROUNDS >= 1 && ROUNDS <= FULL_ROUNDS) };
@@ -167,6 +195,7 @@ impl Lane for u64 {
 /// lane can be written as `x0 ^ (x1 & x2)` or `x0 ^ (x1 | x2)` of the operands
 /// as they are, but for one operand per row that is inverted: 5 NOTs a round,
 /// and the outputs come out inverted in the same pattern.
+#[cfg(not(target_arch = "aarch64"))]
 const COMPLEMENTED: [usize; 6] = [1, 2, 8, 12, 17, 20];
 
 /// `lane` inverted.
@@ -187,6 +216,7 @@ fn invert_marked<L: Lane>(a: &mut State<L>) {
 /// How chi computes output lane `k` of a row from the operands `b` as they
 /// arrive under lane complementing: `x0 ^ (x1 & x2)`, or `x0 ^ (x1 | x2)` if
 /// `or`, where `xj` is `b[k + j]`, inverted if `not[j]`.
+#[cfg(not(target_arch = "aarch64"))]
 #[derive(Clone, Copy)]
 struct ChiForm {
     not: [bool; 3],
@@ -194,12 +224,14 @@ struct ChiForm {
 }
 
 /// Shorthands for the table below.
+#[cfg(not(target_arch = "aarch64"))]
 const fn and(not: [u8; 3]) -> ChiForm {
     ChiForm {
         not: [not[0] == 1, not[1] == 1, not[2] == 1],
         or: false,
     }
 }
+#[cfg(not(target_arch = "aarch64"))]
 const fn or(not: [u8; 3]) -> ChiForm {
     ChiForm {
         not: [not[0] == 1, not[1] == 1, not[2] == 1],
@@ -213,6 +245,7 @@ const fn or(not: [u8; 3]) -> ChiForm {
 /// bring to each operand (rows 0 to 4: `b0, b2, b3`; `b0, b2`; `b0, b2`; `b1,
 /// b3, b4`; `b0, b3`) and those wanted at the output ([`COMPLEMENTED`]); the
 /// parent's tests check the kernel against the specification.
+#[cfg(not(target_arch = "aarch64"))]
 const CHI_COMPLEMENTED: [(usize, [ChiForm; 5]); 5] = [
     (
         2,
@@ -267,6 +300,7 @@ const CHI_COMPLEMENTED: [(usize, [ChiForm; 5]); 5] = [
 ];
 
 /// [`row`] on a state under lane complementing ([`COMPLEMENTED`]).
+#[cfg(not(target_arch = "aarch64"))]
 #[inline(always)]
 fn row_complemented<const Y: usize>(a: &State<u64>, d: &[u64; 5], e: &mut State<u64>) {
     let b = [
@@ -305,6 +339,7 @@ fn row_complemented<const Y: usize>(a: &State<u64>, d: &[u64; 5], e: &mut State<
 /// [`round`] on a state under lane complementing ([`COMPLEMENTED`]): theta,
 /// rho and pi are linear and the same; chi is [`row_complemented`]; iota's
 /// constant goes into lane 0, which is not inverted.
+#[cfg(not(target_arch = "aarch64"))]
 #[inline(always)]
 fn round_complemented(a: &State<u64>, e: &mut State<u64>, rc: u64) {
     let c = [
@@ -445,11 +480,9 @@ fn store<L: Lane>(a: &mut State<L>, state: &mut [u64; LANES]) {
 pub(crate) fn permute<L: Lane, const ROUNDS: usize>(state: &mut [u64; LANES]) {
     if let Some(lanes) = L::as_state(state) {
         // The usual representation: in place, with no copy to wipe.
-        let mut scratch = [L::default(); LANES];
         invert_marked(lanes);
-        L::permute::<ROUNDS>(lanes, &mut scratch);
+        L::permute_alone::<ROUNDS>(lanes);
         invert_marked(lanes);
-        wipe(&mut scratch);
         return;
     }
     let mut a = load::<L>(state);
