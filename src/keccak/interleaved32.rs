@@ -22,7 +22,8 @@ use core::cell::Cell;
 
 use zeroize::Zeroize;
 
-use super::portable::{Lane, State, permute_with, pi_source};
+use super::portable::{Lane, State, permute_with};
+use super::soft::pi_source;
 use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
 use super::{FULL_ROUNDS, LANES};
 

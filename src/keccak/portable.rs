@@ -25,7 +25,7 @@
 
 use zeroize::Zeroize;
 
-use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
+use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS, pi_source};
 use super::{
     BLOCKS_PER_PERIOD, FULL_ROUNDS, LANES, RATCHET_PERIOD_BYTES, RATCHET_ZERO_BYTES, RATE_BYTES,
 };
@@ -366,12 +366,6 @@ fn round_complemented(a: &State<u64>, e: &mut State<u64>, rc: u64) {
 
 /// The state, lane `(x, y)` at index `x + 5 * y` as in the specification.
 pub(crate) type State<L> = [L; LANES];
-
-/// The index of the lane that pi moves to position `(x, y)`:
-/// `A'[x, y] = A[(x + 3y) mod 5, x]`.
-pub(crate) const fn pi_source(x: usize, y: usize) -> usize {
-    (x + 3 * y) % 5 + 5 * x
-}
 
 /// theta's column parity of column `X`.
 #[inline(always)]

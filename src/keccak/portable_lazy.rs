@@ -30,7 +30,7 @@
 
 #![forbid(unsafe_code)]
 
-use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS};
+use super::soft::{RHO_OFFSETS, ROUND_CONSTANTS, pi_source};
 use super::{FULL_ROUNDS, LANES};
 
 /// The rotation left that brings a value held in frame `from` into frame `to`.
@@ -91,7 +91,7 @@ const fn plan(round: usize, frames: [u32; LANES]) -> Plan {
     let mut output = [0; LANES];
     i = 0;
     while i < LANES {
-        output[i] = rotated[super::portable::pi_source(i % 5, i / 5)];
+        output[i] = rotated[pi_source(i % 5, i / 5)];
         i += 1;
     }
     Plan {
@@ -158,13 +158,13 @@ fn effect<const R: usize, const X: usize>(c: &[u64; 5]) -> u64 {
 fn theta<const R: usize, const X: usize, const Y: usize>(a: &[u64; LANES], d: &[u64; 5]) -> u64 {
     let (source, column, s) = const {
         let p = plan_of(R);
-        let source = super::portable::pi_source(X, Y);
+        let source = pi_source(X, Y);
         let column = source % 5;
         (source, column, shift(p.effect[column], p.input[source]))
     };
     let (normalize, to_zero) = const {
         let p = plan_of(R);
-        let source = super::portable::pi_source(X, Y);
+        let source = pi_source(X, Y);
         (
             normalized(R, source),
             (p.input[source] + RHO_OFFSETS[source]) % 64,
@@ -182,9 +182,9 @@ fn chi<const R: usize, const X: usize, const Y: usize>(b: &[u64; 5]) -> u64 {
         let p = plan_of(R);
         let (one, two) = ((X + 1) % 5, (X + 2) % 5);
         let [f0, f1, f2] = [
-            p.rotated[super::portable::pi_source(X, Y)],
-            p.rotated[super::portable::pi_source(one, Y)],
-            p.rotated[super::portable::pi_source(two, Y)],
+            p.rotated[pi_source(X, Y)],
+            p.rotated[pi_source(one, Y)],
+            p.rotated[pi_source(two, Y)],
         ];
         (one, two, shift(f1, f2), shift(f2, f0))
     };

@@ -105,6 +105,12 @@ const fn rho(a: &mut [u64; LANES]) {
     }
 }
 
+/// The index of the lane that pi moves to position `(x, y)`:
+/// `A'[x, y] = A[(x + 3y) mod 5, x]`.
+pub(crate) const fn pi_source(x: usize, y: usize) -> usize {
+    (x + 3 * y) % 5 + 5 * x
+}
+
 /// pi: permute the lanes, `A'[x, y] = A[(x + 3y) mod 5, x]`.
 #[inline(always)]
 const fn pi(a: &mut [u64; LANES]) {
