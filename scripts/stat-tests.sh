@@ -14,6 +14,8 @@
 #                zero bytes; chacha8 output with bytes 0x80-0x8f mapped to
 #                0x00-0x0f, i.e. 1/16 of the bytes lose their top bit). Succeeds
 #                only if every judge rejects both.
+#   --cache DIR  (CI) reuse a passing verdict on a seeded generator whose judged
+#                bytes are the ones judged before: see "Cached verdicts" below.
 #   GEN...       a subset of: turboshake shake chacha8 chacha12 chacha20 aes thread
 #                (default: all, in that order).
 #
@@ -21,6 +23,16 @@
 # from_seed stream pinned in tests/data/golden_streams.txt), so runs are
 # reproducible; re-runs (below) use --seed dede..de. `thread` is OS-seeded on each
 # run. Raw tool output goes to $STAT_TESTS_LOG (default target/stat-tests/MODE/).
+#
+# Cached verdicts (--cache DIR; quick and full modes): a judge's verdict is a
+# function of the bytes it read, the judges and this script, nothing else. A
+# seeded generator that passed stores under DIR the most bytes N any of its
+# readers took (re-runs included) and the SHA-256 of the first N bytes of its
+# main and re-run streams, keyed by the SHA-256 of this script and of both
+# judges' binaries. A later run regenerates those 2N bytes (about a second)
+# and reuses the row only if both digests match: every judge would read the
+# same bytes and give the same verdict. Anything else (a changed stream, script
+# or tool; a failure; `thread`, OS-seeded; the self-test) is judged afresh.
 #
 # How results are judged (a good generator fails a CI run with probability < 1e-4):
 # - rngtest: each 20000-bit block fails one of its five FIPS 140-2 tests with
@@ -50,11 +62,14 @@ die() { echo "stat-tests: $*" >&2; exit 3; }
 
 mode=quick
 gens=()
+cache="" cache_next=""
 for arg in "$@"; do
+    if [ -n "$cache_next" ]; then cache=$arg cache_next=""; continue; fi
     case $arg in
         --quick) mode=quick ;;
         --full) mode=full ;;
         --self-test) mode=self-test ;;
+        --cache) cache_next=1 ;;
         -h | --help) usage; exit 0 ;;
         -*) echo "stat-tests: unknown option $arg" >&2; exit 2 ;;
         *)
@@ -64,6 +79,7 @@ for arg in "$@"; do
             ;;
     esac
 done
+[ -z "$cache_next" ] || { echo "stat-tests: --cache needs a directory" >&2; exit 2; }
 [ ${#gens[@]} -gt 0 ] || gens=("${ALL_GENS[@]}")
 case $mode in
     quick) rng_blocks=25000 ;;
@@ -98,7 +114,7 @@ hex() { local out="" i; for ((i = 0; i < $2; i++)); do out+=$1; done; printf '%s
 # it. VARIANT is `main` (seed 00..00) or `rerun` (seed de..de). The stream's
 # `--report` line (bytes the reader accepted) is appended to $LOG/GEN.bytes.txt.
 source_stream() {
-    local gen=$1 byte=00 report="$LOG/$1.bytes.txt"
+    local gen=$1 byte=00 report=${BYTES_REPORT:-$LOG/$1.bytes.txt}
     [ "$2" = rerun ] && byte=de
     case $gen in
         thread) "$STREAM" thread --report 2>>"$report" ;;
@@ -218,9 +234,43 @@ echo "stat-tests: mode $mode, generators: ${gens[*]}; logs in $LOG"
 
 # judge GEN: both judges on GEN; writes its table row to $LOG/GEN.row and returns 1
 # if a judge failed it (a `die` inside returns 3).
+# --- cached verdicts (--cache) ----------------------------------------------------------
+# cache_entry GEN: GEN's entry in the cache directory; nothing if GEN is never cached.
+cache_entry() {
+    [ -n "$cache" ] && [ "$mode" != self-test ] && [ "$1" != thread ] || return 0
+    local key
+    key=$(cat "$0" "$(command -v dieharder)" "$(command -v rngtest)" | sha256sum | cut -c1-16)
+    printf '%s/%s-%s-%s' "$cache" "$mode" "$1" "$key"
+}
+# digest GEN VARIANT N: the SHA-256 of the first N bytes of GEN's VARIANT stream.
+digest() {
+    { BYTES_REPORT=/dev/null source_stream "$1" "$2" || true; } | head -c "$3" | sha256sum | cut -c1-64
+}
+# reuse GEN: if GEN's entry matches its streams, writes and prints its row, returns 0.
+reuse() {
+    local gen=$1 entry n main rerun row
+    entry=$(cache_entry "$gen")
+    [ -n "$entry" ] && [ -f "$entry" ] || return 1
+    { read -r n main rerun && IFS= read -r row; } <"$entry" || return 1
+    [ "$(digest "$gen" main "$n")" = "$main" ] && [ "$(digest "$gen" rerun "$n")" = "$rerun" ] || return 1
+    printf '%s  cached: these %s bytes passed before\n' "$row" "$n" | tee "$LOG/$gen.row"
+}
+# remember GEN: stores GEN's passing row with the digests of what its judges read.
+remember() {
+    local gen=$1 entry n
+    entry=$(cache_entry "$gen")
+    [ -n "$entry" ] || return 0
+    n=$(sed -n 's/^stream: wrote \([0-9]*\) bytes$/\1/p' "$LOG/$gen.bytes.txt" | sort -n | tail -1)
+    [ -n "$n" ] || die "no byte count for $gen in $LOG/$gen.bytes.txt"
+    mkdir -p "$cache"
+    printf '%s %s %s\n%s\n' "$n" "$(digest "$gen" main "$n")" "$(digest "$gen" rerun "$n")" "$(cat "$LOG/$gen.row")" >"$entry.tmp"
+    mv "$entry.tmp" "$entry"
+}
+
 judge() {
     local gen=$1 start=$SECONDS rng_ok=pass dh_ok=pass
     rm -f "$LOG/$gen.bytes.txt" "$LOG/$gen.row"
+    reuse "$gen" && return 0
     run_rngtest "$gen" || rng_ok=FAIL
     run_dieharder "$gen" || dh_ok=FAIL
     read -r blocks fail expected limit <<<"$rng_summary"
@@ -231,7 +281,8 @@ judge() {
         "$passed" "$weak" "$failed" "$resolved" "$confirmed" "$dh_ok" $((SECONDS - start)) "$mib" \
         >"$LOG/$gen.row"
     cat "$LOG/$gen.row"
-    [ "$rng_ok$dh_ok" = passpass ]
+    [ "$rng_ok$dh_ok" = passpass ] || return 1
+    remember "$gen"
 }
 
 # The generators are judged $JOBS at a time (each judge is one process on one
@@ -276,7 +327,20 @@ if [ "$mode" = self-test ]; then
         echo "stat-tests: SELF-TEST FAILED: a judge accepted a bad source" >&2
         exit 1
     fi
-    echo "stat-tests: self-test passed: both judges reject both bad sources"
+    # And the verdict cache takes a row only for the bytes it was judged on: an
+    # entry whose main-stream digest is one hex digit off must be refused, the
+    # same entry with the right digest taken.
+    cache=$(mktemp -d) mode=quick
+    main=$(digest chacha8 main 4096) rerun=$(digest chacha8 rerun 4096)
+    printf '4096 %s %s\nchacha8 row\n' "$(tr 0-9a-f 1-9a-f0 <<<"$main")" "$rerun" >"$(cache_entry chacha8)"
+    if reuse chacha8 >/dev/null; then
+        echo "stat-tests: SELF-TEST FAILED: the verdict cache took a row for other bytes" >&2
+        exit 1
+    fi
+    printf '4096 %s %s\nchacha8 row\n' "$main" "$rerun" >"$(cache_entry chacha8)"
+    reuse chacha8 >/dev/null || { echo "stat-tests: SELF-TEST FAILED: the verdict cache refused its own bytes" >&2; exit 1; }
+    rm -r "$cache"
+    echo "stat-tests: self-test passed: both judges reject both bad sources; the cache refuses other bytes"
     exit 0
 fi
 if [ "$bad" -ne 0 ]; then
