@@ -161,7 +161,15 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
         let mut argv = vec!["cargo", "test"];
         argv.extend(args.split_whitespace());
         argv.extend(["--", "--nocapture"]);
-        let (rc, out) = cx.cmd(&argv).envs(env).out()?;
+        let (mut rc, mut out) = cx.cmd(&argv).envs(env).out()?;
+        // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills
+        // tests/signals.rs with "uncaught target signal 11" while a SIGALRM handler
+        // draws (the handler's scenario is skipped under qemu-x86_64, where it always
+        // does). That one case is run again, once, and said; a second crash fails.
+        if rc != 0 && out.contains("qemu: uncaught target signal") && out.contains("to rerun pass `--test signals`") {
+            cx.say("---- the emulator crashed in tests/signals.rs (qemu: uncaught target signal): the suite again, once ----");
+            (rc, out) = cx.cmd(&argv).envs(env).out()?;
+        }
         let got = out.matches("SKIPPED").count();
         let got_empty = empty_targets(&cx.root, &out);
         let mut want: Vec<&str> = empty.split_whitespace().collect();
