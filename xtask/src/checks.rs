@@ -4,7 +4,7 @@
 use crate::runner::{Cpu, Ctx, NEEDS, Run, cache_dir, line_matches};
 use std::collections::HashSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The environment every step starts from: the cross linkers and runners, the
 /// Wine prefix, the CPU random source the tests expect, the compiler cache.
@@ -133,10 +133,8 @@ pub fn readme_test(cx: &Ctx) -> Result<(), String> {
         .filter(|l| l.starts_with("test result:"))
         .filter_map(|l| l.split("; ").find(|f| f.ends_with(" ignored")).and_then(|f| f.split(' ').next()?.parse::<usize>().ok()))
         .sum();
-    fail_if(
-        !readme.contains(&format!("reports {ignored} tests ignored")),
-        format!("the suite reports {ignored} tests ignored; README.md gives another number"),
-    )?;
+    let why = format!("the suite reports {ignored} tests ignored; README.md gives another number");
+    fail_if(!readme.contains(&format!("reports {ignored} tests ignored")), why)?;
     cx.say(&format!("{ignored} tests ignored, as README.md says"));
     Ok(())
 }
@@ -210,45 +208,27 @@ pub fn empty_targets(root: &Path, out: &str) -> Vec<String> {
 /// Runs `work` in the lane's own tree (never the checkout) with .ci/mutants/PATCH
 /// planted; the patch is taken out when `work` returns, or panics.
 pub fn with_planted<T>(cx: &Ctx, patch: &str, work: impl FnOnce(&Path) -> T) -> Result<T, String> {
-    let planted = Planted::new(cx, patch)?;
-    Ok(work(&planted.tree))
-}
-
-/// A planted patch, taken out again when dropped.
-struct Planted<'a> {
-    cx: &'a Ctx,
-    tree: PathBuf,
-    patch: PathBuf,
-}
-
-impl<'a> Planted<'a> {
-    fn new(cx: &'a Ctx, patch: &str) -> Result<Planted<'a>, String> {
-        let tree = cx.tree()?;
-        let patch = cx.root.join(".ci/mutants").join(patch);
-        let p = patch.display().to_string();
-        cx.cmd(&["git", "apply", &p]).dir(&tree).ok().map_err(|e| format!("{e}: {p} no longer applies"))?;
-        Ok(Planted { cx, tree, patch })
-    }
-}
-
-impl Drop for Planted<'_> {
-    fn drop(&mut self) {
-        let p = self.patch.display().to_string();
-        if self.cx.cmd(&["git", "apply", "-R", &p]).dir(&self.tree).ok().is_err() {
-            self.cx.forget_tree(); // the next step copies the checkout afresh
+    /// The planted patch, taken out again when dropped.
+    struct Planted<'a>(&'a Ctx, &'a Path, String);
+    impl Drop for Planted<'_> {
+        fn drop(&mut self) {
+            if self.0.cmd(&["git", "apply", "-R", &self.2]).dir(self.1).ok().is_err() {
+                self.0.forget_tree(); // the next step copies the checkout afresh
+            }
         }
     }
+    let tree = cx.tree()?;
+    let p = cx.root.join(".ci/mutants").join(patch).display().to_string();
+    cx.cmd(&["git", "apply", &p]).dir(&tree).ok().map_err(|e| format!("{e}: {p} no longer applies"))?;
+    let _planted = Planted(cx, &tree, p);
+    Ok(work(&tree))
 }
 
 /// `argv` in the lane's own tree with no patch planted: a step that shares the builds
 /// of the lane's mutants (the same configuration, the same sources).
 pub fn in_tree(argv: &str) -> Run {
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
-    Box::new(move |cx| {
-        let tree = cx.tree()?;
-        cx.cmd(&argv).dir(&tree).ok()?;
-        Ok(())
-    })
+    Box::new(move |cx| cx.cmd(&argv).dir(cx.tree()?).ok().map(drop))
 }
 
 /// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST:
@@ -317,11 +297,8 @@ pub fn static_selection(features: String, target: &'static [&'static str], runne
         run.extend([exe.as_str(), "backend::"]);
         let out = cx.cmd(&run).ok()?;
         let pass = "test backend::tests::compile_time_target_features_select_their_backend ... ok";
-        fail_if(
-            !out.lines().any(|l| l == pass),
-            format!("the compile-time selection test did not run and pass with -C target-feature={features}"),
-        )?;
-        Ok(())
+        let why = format!("the compile-time selection test did not run and pass with -C target-feature={features}");
+        fail_if(!out.lines().any(|l| l == pass), why)
     })
 }
 
@@ -396,7 +373,7 @@ pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
 }
 
 pub fn bogus_rejected(cx: &Ctx) -> Result<(), String> {
-    let (rc, _) = cx.cmd(&["cargo", "check", "-q"]).env("RATCHET_RNG_BACKEND", "bogus").out()?;
+    let (rc, _) = cx.cmd(&["cargo", "check", "-q"]).envs(&[("RATCHET_RNG_BACKEND", "bogus")]).out()?;
     fail_if(rc == 0, "build.rs accepted RATCHET_RNG_BACKEND=bogus")
 }
 
@@ -429,7 +406,7 @@ fn firmware_build(cx: &Ctx, tree: &Path, target: &str, opt3: bool) -> Result<(),
     let mut sub =
         cx.cmd(&["cargo", "build", "--locked", "--release", "--manifest-path", &manifest, "--target", target, "--bin", "firmware"]);
     if opt3 {
-        sub = sub.env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3");
+        sub = sub.envs(&[("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")]);
     }
     sub.ok().map(drop)
 }
@@ -494,10 +471,8 @@ pub fn firmware_template(dir: &'static str, elf: &'static str, sections: &'stati
         let user = |argv: &[&str]| cx.cmd(argv).dir(&out).unset("CARGO_TARGET_DIR").unset("CARGO_BUILD_TARGET");
         user(&["cargo", "build", "--release"]).ok()?;
         let size = cx.cmd(&["size", "-A", &out.join("target").join(elf).display().to_string()]).ok()?;
-        fail_if(
-            !sections.iter().all(|s| size.lines().any(|l| l.starts_with(&format!("{s} ")))),
-            format!("the template's ELF lacks one of {sections:?}"),
-        )?;
+        let has_all = sections.iter().all(|s| size.lines().any(|l| l.starts_with(&format!("{s} "))));
+        fail_if(!has_all, format!("the template's ELF lacks one of {sections:?}"))?;
         // Its standard output alone: cargo's own lines go to the log.
         let (rc, got) = user(&["timeout", "120", "cargo", "run", "--release"]).stdout_only().out()?;
         fail_if(rc != 0, format!("the template exited {rc} under QEMU (124: timed out)"))?;
@@ -555,16 +530,11 @@ pub fn package(cx: &Ctx) -> Result<(), String> {
 /// Fuzz targets for 20 s each (at most 2M runs), side by side (libFuzzer runs on one core).
 pub fn fuzz(targets: &'static [&'static str]) -> Run {
     Box::new(move |cx| {
-        let results: Vec<_> = std::thread::scope(|s| {
-            let hs: Vec<_> = targets
-                .iter()
-                .map(|t| {
-                    s.spawn(move || cx.cmd(&["cargo", "+nightly", "fuzz", "run", t, "--", "-max_total_time=20", "-runs=2000000"]).ok())
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        let run = |t: &str| cx.cmd(&["cargo", "+nightly", "fuzz", "run", t, "--", "-max_total_time=20", "-runs=2000000"]).ok();
+        let failed: Vec<&str> = std::thread::scope(|s| {
+            let hs: Vec<_> = targets.iter().map(|t| (*t, s.spawn(move || run(t)))).collect();
+            hs.into_iter().filter_map(|(t, h)| h.join().unwrap().is_err().then_some(t)).collect()
         });
-        let failed: Vec<_> = targets.iter().zip(&results).filter(|(_, r)| r.is_err()).map(|(t, _)| *t).collect();
         if failed.is_empty() { Ok(()) } else { fail(format!("fuzzing failed in {failed:?} (inputs in fuzz/artifacts/)")) }
     })
 }
@@ -578,7 +548,7 @@ pub fn ct_negative(env: Env, release: bool) -> Run {
             argv.push("--release");
         }
         argv.extend(["--", "--negative-control"]);
-        let sub = cx.cmd(&argv).env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", VALGRIND).envs(env);
+        let sub = cx.cmd(&argv).envs(&[("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", VALGRIND)]).envs(env);
         let (rc, out) = sub.out()?;
         // Both kinds of leak reported, and valgrind's error exit.
         let mut want = vec!["*Use of uninitialised value of size*", "*Conditional jump or move depends on uninitialised value*"];
@@ -729,7 +699,12 @@ pub fn miri_models(
         let mut argv = vec!["cargo", "+nightly", "miri", "test", "--all-features"];
         argv.extend(args);
         let cases = [("PROPTEST_CASES", "1"), ("RATCHET_RNG_PROPTEST_CASES", "1")];
-        cx.cmd(&argv).dir(dir).unset("RUSTC_WRAPPER").envs(&cases).env("MIRIFLAGS", format!("-Zmiri-disable-isolation {flags}")).envs(env)
+        cx.cmd(&argv)
+            .dir(dir)
+            .unset("RUSTC_WRAPPER")
+            .envs(&cases)
+            .envs(&[("MIRIFLAGS", &format!("-Zmiri-disable-isolation {flags}"))])
+            .envs(env)
     };
     let mut b = build.to_vec();
     b.push("--no-run");
@@ -766,10 +741,8 @@ pub fn miri(env: Env, build: &'static [&'static str], runs: [&'static [&'static 
         for (i, (rc, out)) in results.iter().enumerate() {
             let binaries = runs[i].iter().map(|a| a.iter().filter(|w| **w == "--lib" || **w == "--test").count()).sum::<usize>();
             let passed = out.lines().filter(|l| line_matches("test result: ok. # passed; 0 failed*", l)).count();
-            fail_if(
-                *rc != 0 || passed != binaries,
-                format!("Miri failed under {} (exit {rc}; {passed} of {binaries} test binaries passed)", MODELS[i].0),
-            )?;
+            let why = format!("Miri failed under {} (exit {rc}; {passed} of {binaries} test binaries passed)", MODELS[i].0);
+            fail_if(*rc != 0 || passed != binaries, why)?;
         }
         Ok(())
     })
@@ -793,10 +766,8 @@ pub fn miri_mutant(
                     .windows(2)
                     .any(|p| p[0].contains("Undefined Behavior: pointer not dereferenceable") && p[1].contains(&format!("--> {w}")))
             };
-            fail_if(
-                *rc == 0 || !out.contains("Undefined Behavior") || !wheres.iter().all(|w| found(w)),
-                format!("with {patch} planted, Miri ({}) reported no undefined behaviour where it must", MODELS[i].0),
-            )?;
+            let why = format!("with {patch} planted, Miri ({}) reported no undefined behaviour where it must", MODELS[i].0);
+            fail_if(*rc == 0 || !out.contains("Undefined Behavior") || !wheres.iter().all(|w| found(w)), why)?;
         }
         cx.say(&format!("mutant {patch}: Miri reports it under both models, as it must"));
         Ok(())

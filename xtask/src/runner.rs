@@ -61,7 +61,7 @@ pub struct Ctx {
     trees: &'static Mutex<HashSet<&'static str>>,
 }
 
-/// A command a step runs: `Ctx::cmd(..)`, then `.env`, `.dir`, and `.out()` or `.ok()`.
+/// A command a step runs: `Ctx::cmd(..)`, then `.envs`, `.dir`, and `.out()` or `.ok()`.
 pub struct Sub<'a> {
     cx: &'a Ctx,
     argv: Vec<String>,
@@ -112,10 +112,6 @@ impl Ctx {
 }
 
 impl Sub<'_> {
-    pub fn env(mut self, k: &str, v: impl AsRef<str>) -> Self {
-        self.env.push((k.to_string(), v.as_ref().to_string()));
-        self
-    }
     pub fn envs(mut self, kv: &[(&str, &str)]) -> Self {
         self.env.extend(kv.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         self
@@ -354,9 +350,6 @@ impl Cpu {
     pub fn expect(&self, names: &[&str]) -> String {
         let has = |n: &&&str| NEEDS.iter().any(|(b, f)| b == *n && self.has(f));
         names.iter().filter(has).copied().collect::<Vec<_>>().join(",")
-    }
-    pub fn auto(&self) -> String {
-        self.expect(&NEEDS.iter().map(|(n, _)| *n).collect::<Vec<_>>())
     }
     /// The CPU random source a reseed after a new generation must mix in
     /// (src/thread/generation/hardware.rs): RDSEED, else RDRAND.

@@ -4,7 +4,7 @@
 //! checks.rs). CONTRIBUTING.md shows `cargo xtask ci --list`, this table's summary.
 
 use crate::checks::{self as c, cmd, cmd_then, sh};
-use crate::runner::{Cpu, Ctx, Run, Step, list};
+use crate::runner::{Cpu, Ctx, NEEDS, Run, Step, list};
 use std::path::Path;
 
 fn step(name: impl Into<String>, lane: &'static str, budget: u64, run: Run) -> Step {
@@ -65,7 +65,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         .lines()
         .find_map(|l| l.strip_prefix("rust-version = \"")?.strip_suffix('"').map(String::from))
         .unwrap_or_default();
-    let auto = cpu.auto();
+    let auto = cpu.expect(&NEEDS.iter().map(|(n, _)| *n).collect::<Vec<_>>());
     let ct_expect = ["soft,interleaved32".to_string(), cpu.expect(&["x86_avx2", "x86_aesni"])].join(",").trim_end_matches(',').to_string();
     let x86_static: Vec<String> =
         ["avx2", "aes", "vaes", "avx512f", "avx512vl"].iter().filter(|f| cpu.has(&[f])).map(|f| format!("+{f}")).collect();
