@@ -47,10 +47,6 @@ pub fn fail_if(bad: bool, why: impl Into<String>) -> Result<(), String> {
     if bad { Err(why.into()) } else { Ok(()) }
 }
 
-pub fn fail<T>(why: impl Into<String>) -> Result<T, String> {
-    Err(why.into())
-}
-
 /// `argv` (split on spaces) must succeed.
 pub fn cmd(argv: &str) -> Run {
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
@@ -259,14 +255,16 @@ pub fn expect_output(out: &str, rc: i32, code: i32, want: &[&str]) -> Result<(),
     }
     match code {
         FAILS if rc != 0 => Ok(()),
-        FAILS => fail("exit 0, where it must fail: the check cannot catch the bug it guards"),
+        FAILS => Err("exit 0, where it must fail: the check cannot catch the bug it guards".into()),
         _ if rc == code => Ok(()),
-        _ => fail(format!("exit {rc}, not {code}")),
+        _ => Err(format!("exit {rc}, not {code}")),
     }
 }
 
 /// A step's or a command's environment changes.
 pub type Env = &'static [(&'static str, &'static str)];
+/// A command's arguments, in the table.
+pub type Args = &'static [&'static str];
 
 /// For `expect_output`: any non-zero exit.
 pub const FAILS: i32 = i32::MIN;
@@ -535,7 +533,7 @@ pub fn fuzz(targets: &'static [&'static str]) -> Run {
             let hs: Vec<_> = targets.iter().map(|t| (*t, s.spawn(move || run(t)))).collect();
             hs.into_iter().filter_map(|(t, h)| h.join().unwrap().is_err().then_some(t)).collect()
         });
-        if failed.is_empty() { Ok(()) } else { fail(format!("fuzzing failed in {failed:?} (inputs in fuzz/artifacts/)")) }
+        fail_if(!failed.is_empty(), format!("fuzzing failed in {failed:?} (inputs in fuzz/artifacts/)"))
     })
 }
 
@@ -644,8 +642,8 @@ pub fn mpi(cx: &Ctx) -> Result<(), String> {
             cx.say(&format!("mutant mpi-rank-as-child.patch: the comparison fails, as it must: {e}"));
             Ok(())
         }
-        Err(e) => fail(format!("with mpi-rank-as-child.patch planted, the MPI comparison failed otherwise: {e}")),
-        Ok(()) => fail("with mpi-rank-as-child.patch planted, the MPI comparison passed"),
+        Err(e) => Err(format!("with mpi-rank-as-child.patch planted, the MPI comparison failed otherwise: {e}")),
+        Ok(()) => Err("with mpi-rank-as-child.patch planted, the MPI comparison passed".into()),
     }
 }
 
@@ -664,7 +662,7 @@ fn mpi_compare(cx: &Ctx) -> Result<(), String> {
         let l = out.lines().rev().find(|l| l.starts_with("tasks=")).ok_or(format!("`{}` printed no result line", argv.join(" ")))?;
         let well_formed =
             line_matches("tasks=256 samples=50000 hits=# digest=* pi=#.#", l) && l.split(' ').nth(3).map(str::len) == Some(39);
-        if well_formed { Ok(l.to_string()) } else { fail(format!("not a result line: '{l}'")) }
+        if well_formed { Ok(l.to_string()) } else { Err(format!("not a result line: '{l}'")) }
     };
     let chacha8: &[&str] = &["1", "2", "4", "4 --reverse", "4 --jitter"];
     for (generator, ranks) in [("chacha8", chacha8), ("aes", &["4"]), ("turboshake", &["4"])] {
@@ -688,13 +686,7 @@ pub const MODELS: [(&str, &str); 2] = [("stacked borrows", ""), ("tree borrows",
 /// `cargo +nightly miri test --all-features` built once (`build`), then one run per
 /// aliasing model side by side, each a list of commands (model 0: `runs[0]`); their
 /// exit codes (the last failing one's) and outputs.
-pub fn miri_models(
-    cx: &Ctx,
-    dir: &Path,
-    env: &[(&str, &str)],
-    build: &[&str],
-    runs: [&[&[&str]]; 2],
-) -> Result<Vec<(i32, String)>, String> {
+pub fn miri_models(cx: &Ctx, dir: &Path, env: Env, build: &[&str], runs: [&[&[&str]]; 2]) -> Result<Vec<(i32, String)>, String> {
     let miri = |args: &[&str], flags: &str| {
         let mut argv = vec!["cargo", "+nightly", "miri", "test", "--all-features"];
         argv.extend(args);
@@ -735,7 +727,7 @@ pub fn miri_models(
 }
 
 /// Each model's run passed, every command's test binary reporting tests passed.
-pub fn miri(env: Env, build: &'static [&'static str], runs: [&'static [&'static [&'static str]]; 2]) -> Run {
+pub fn miri(env: Env, build: Args, runs: [&'static [Args]; 2]) -> Run {
     Box::new(move |cx| {
         let results = miri_models(cx, &cx.root, env, build, runs)?;
         for (i, (rc, out)) in results.iter().enumerate() {
@@ -750,13 +742,7 @@ pub fn miri(env: Env, build: &'static [&'static str], runs: [&'static [&'static 
 
 /// With PATCH planted, Miri must report undefined behaviour under both models, in
 /// each of `wheres` (the `-->` line after the report) if any.
-pub fn miri_mutant(
-    patch: &'static str,
-    env: Env,
-    build: &'static [&'static str],
-    run: &'static [&'static str],
-    wheres: &'static [&'static str],
-) -> Run {
+pub fn miri_mutant(patch: &'static str, env: Env, build: Args, run: Args, wheres: Args) -> Run {
     Box::new(move |cx| {
         let results = with_planted(cx, patch, |tree| miri_models(cx, tree, env, build, [&[run], &[run]]))??;
         for (i, (rc, out)) in results.iter().enumerate() {

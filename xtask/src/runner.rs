@@ -445,18 +445,9 @@ pub fn run(
                     }
                     env.extend(s.env.iter().cloned());
                     let deadline = (started + Duration::from_secs(s.budget)).min(t0 + RUN_LIMIT);
-                    let cx = Ctx {
-                        root,
-                        lane: s.lane,
-                        target,
-                        cpu,
-                        env,
-                        log,
-                        deadline,
-                        parts: AtomicUsize::new(0),
-                        skipped: Mutex::new(None),
-                        trees,
-                    };
+                    let lane = s.lane;
+                    let cx =
+                        Ctx { root, lane, target, cpu, env, log, deadline, parts: AtomicUsize::new(0), skipped: Mutex::new(None), trees };
                     cx.say(&format!("==== {} ====", s.name));
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (s.run)(&cx)))
                         .unwrap_or_else(|_| Err("the step's check panicked".into()));
@@ -483,10 +474,7 @@ pub fn run(
             lanes.remove(s.lane);
             wall[i] = took;
             let log = log_of(i);
-            let detail = match &v {
-                Verdict::Skip(why) => format!(" ({why})"),
-                _ => String::new(),
-            };
+            let detail = if let Verdict::Skip(why) = &v { format!(" ({why})") } else { String::new() };
             println!("[{}] finished: {} — {} in {}{detail}", mmss(t0.elapsed()), s.name, v.word(), mmss(took));
             if verbose || matches!(v, Verdict::Fail(_)) {
                 let text = fs::read_to_string(&log).unwrap_or_default();

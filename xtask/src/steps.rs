@@ -51,12 +51,9 @@ fn mutant(lane: &'static str, patch: &'static str, test: &'static str, env: c::E
     step(format!("mutant {patch}: {short} fails"), lane, 900, c::mutant(patch, test, env, &format!("cargo test {args}")))
 }
 
-fn injection(patch: &'static str, test: &'static str) -> Step {
-    mutant("mutants", patch, test, INSPECT, &format!("--all-features --test injection -- --exact {test}"))
-}
-
-fn vm(patch: &'static str, test: &'static str) -> Step {
-    mutant("mutants", patch, test, INSPECT, &format!("--all-features --test vm_generation -- --exact {test}"))
+/// A mutant in the mutants' lane: tests/FILE.rs's TEST, built with RATCHET_RNG_INSPECT=1, must fail.
+fn inspected(file: &str, patch: &'static str, test: &'static str) -> Step {
+    mutant("mutants", patch, test, INSPECT, &format!("--all-features --test {file} -- --exact {test}"))
 }
 
 pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
@@ -111,10 +108,10 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         t.push(mutant("mutants", patch, "no_key_or_unread_output_outside_the_state_pages", INSPECT, "--all-features --test residue"));
     }
     t.extend([
-        vm("generation-unchecked.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
-        vm("stale-not-reseeded.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
-        vm("vmclock-torn-page-trusted.patch", "inspected::torn_or_invalid_page_is_never_trusted"),
-        vm("clone-material-unmixed.patch", "inspected::clones_with_equal_os_seeds_differ_after_reseed_all_threads"),
+        inspected("vm_generation", "generation-unchecked.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
+        inspected("vm_generation", "stale-not-reseeded.patch", "inspected::reseed_all_threads_discards_every_threads_buffer"),
+        inspected("vm_generation", "vmclock-torn-page-trusted.patch", "inspected::torn_or_invalid_page_is_never_trusted"),
+        inspected("vm_generation", "clone-material-unmixed.patch", "inspected::clones_with_equal_os_seeds_differ_after_reseed_all_threads"),
     ]);
     t.push(step(README_TEST, "host", 1500, Box::new(c::readme_test)));
     for patch in [
@@ -123,7 +120,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         "first-use-nonce-ignored.patch",
         "slow-recheck-generation-dropped.patch",
     ] {
-        t.push(vm(patch, "inspected::clones_with_equal_os_seeds_differ_after_a_bump_anywhere"));
+        t.push(inspected("vm_generation", patch, "inspected::clones_with_equal_os_seeds_differ_after_a_bump_anywhere"));
     }
     for (patch, test) in [
         ("in-use-never-set.patch", "take_copied"),
@@ -149,7 +146,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         ("first-use-touches-buffer.patch", "a_thread_that_draws_once_leaves_its_buffer_untouched"),
         ("generation-unchecked.patch", "take_before_live"),
     ] {
-        t.push(injection(patch, test));
+        t.push(inspected("injection", patch, test));
     }
     for (patch, test) in [
         ("try-fill-not-zeroed.patch", "try_fill_failing_after_a_bump_leaves_zeros"),
@@ -165,7 +162,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         ("process-restore-unwatched.patch", "a_process_restore_discards_every_threads_buffer"),
         ("process-restore-not-rearmed.patch", "a_process_restore_discards_every_threads_buffer"),
     ] {
-        t.push(vm(patch, Box::leak(format!("inspected::{test}").into_boxed_str())));
+        t.push(inspected("vm_generation", patch, Box::leak(format!("inspected::{test}").into_boxed_str())));
     }
     // In the mutants' tree, after their last patch is out: their builds serve it.
     t.push(
