@@ -73,10 +73,8 @@ pub fn sh(script: &str) -> Run {
 pub fn generated(script: &'static str, file: &'static str) -> Run {
     Box::new(move |cx| {
         let dir = cache_dir()?.join("generated");
-        let key = cx
-            .cmd(&["bash", "-c", &format!("(sha256sum {script}; rustfmt --version; python3 --version) | sha256sum")])
-            .stdout_only()
-            .ok()?;
+        let hash = format!("(sha256sum {script}; rustfmt --version; python3 --version) | sha256sum");
+        let key = cx.cmd(&["bash", "-c", &hash]).stdout_only().ok()?;
         let cached = dir.join(key.split_whitespace().next().unwrap_or("none"));
         let out = match fs::read_to_string(&cached) {
             Ok(out) => {
@@ -84,8 +82,8 @@ pub fn generated(script: &'static str, file: &'static str) -> Run {
                 out
             }
             Err(_) => {
-                let out =
-                    cx.cmd(&["bash", "-c", &format!("set -o pipefail; python3 {script} | rustfmt --edition 2024")]).stdout_only().ok()?;
+                let make = format!("set -o pipefail; python3 {script} | rustfmt --edition 2024");
+                let out = cx.cmd(&["bash", "-c", &make]).stdout_only().ok()?;
                 let _ = fs::create_dir_all(&dir).and_then(|()| fs::write(&cached, &out));
                 out
             }
@@ -401,12 +399,9 @@ fn firmware_qemu(cx: &Ctx, target_dir: &Path, target: &str, arg: &str) -> Result
 
 fn firmware_build(cx: &Ctx, tree: &Path, target: &str, opt3: bool) -> Result<(), String> {
     let manifest = tree.join(".ci/firmware/Cargo.toml").display().to_string();
-    let mut sub =
-        cx.cmd(&["cargo", "build", "--locked", "--release", "--manifest-path", &manifest, "--target", target, "--bin", "firmware"]);
-    if opt3 {
-        sub = sub.envs(&[("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")]);
-    }
-    sub.ok().map(drop)
+    let opt: &[_] = if opt3 { &[("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")] } else { &[] };
+    let argv = ["cargo", "build", "--locked", "--release", "--manifest-path", &manifest, "--target", target, "--bin", "firmware"];
+    cx.cmd(&argv).envs(opt).ok().map(drop)
 }
 
 /// .ci/firmware's known answers on `target` under QEMU: exit 0, at least 200 checks.
@@ -501,8 +496,7 @@ pub fn minimal_versions(cx: &Ctx) -> Result<(), String> {
     cx.cmd(&["cargo", "+nightly", "update", "-Z", "direct-minimal-versions"]).dir(&copy).ok()?;
     cx.cmd(&["cargo", "tree", "--locked", "--depth", "1", "-e", "normal", "--all-features"]).dir(&copy).ok()?;
     for features in ["--all-features", "--no-default-features", "--no-default-features --target thumbv7em-none-eabihf"] {
-        let mut argv = vec!["cargo", "check", "--locked", "--lib"];
-        argv.extend(features.split(' '));
+        let argv: Vec<&str> = "cargo check --locked --lib".split(' ').chain(features.split(' ')).collect();
         cx.cmd(&argv).dir(&copy).ok()?;
     }
     let _ = fs::remove_dir_all(&copy);
@@ -542,15 +536,12 @@ pub const VALGRIND: &str = "valgrind -q --tool=memcheck --error-exitcode=97 --ex
 pub fn ct_negative(env: Env, release: bool) -> Run {
     Box::new(move |cx| {
         let mut argv = vec!["cargo", "test", "--all-features", "--test", "ct_valgrind"];
-        if release {
-            argv.push("--release");
-        }
-        argv.extend(["--", "--negative-control"]);
+        argv.extend(release.then_some("--release").into_iter().chain(["--", "--negative-control"]));
         let sub = cx.cmd(&argv).envs(&[("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", VALGRIND)]).envs(env);
         let (rc, out) = sub.out()?;
         // Both kinds of leak reported, and valgrind's error exit.
         let mut want = vec!["*Use of uninitialised value of size*", "*Conditional jump or move depends on uninitialised value*"];
-        want.extend(if release { None } else { Some("*negative control: memcheck reported every leak*") });
+        want.extend((!release).then_some("*negative control: memcheck reported every leak*"));
         expect_output(&out, rc, 97, &want).map_err(|e| format!("negative control: {e}"))
     })
 }
@@ -698,9 +689,7 @@ pub fn miri_models(cx: &Ctx, dir: &Path, env: Env, build: &[&str], runs: [&[&[&s
             .envs(&[("MIRIFLAGS", &format!("-Zmiri-disable-isolation {flags}"))])
             .envs(env)
     };
-    let mut b = build.to_vec();
-    b.push("--no-run");
-    miri(&b, "").ok()?;
+    miri(&[build, &["--no-run"]].concat(), "").ok()?;
     // Both models' commands as one queue for two workers, taken alternately from
     // each model's list: a model whose commands run shorter lends its core to
     // the other's rest (one fixed thread per model left a core idle for a minute).

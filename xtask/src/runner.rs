@@ -106,9 +106,6 @@ impl Ctx {
     pub fn forget_tree(&self) {
         self.trees.lock().unwrap().remove(self.lane);
     }
-    fn part(&self) -> PathBuf {
-        self.log.with_extension(format!("{}.part", self.parts.fetch_add(1, Ordering::Relaxed)))
-    }
 }
 
 impl Sub<'_> {
@@ -129,18 +126,6 @@ impl Sub<'_> {
         self.stdout_only = true;
         self
     }
-    fn command(&self, out: File, err: File) -> Command {
-        let mut c = Command::new(&self.argv[0]);
-        c.args(&self.argv[1..]).current_dir(&self.dir).stdin(Stdio::null()).process_group(0).stdout(out).stderr(err);
-        for k in CLEARED.split_whitespace() {
-            c.env_remove(k);
-        }
-        c.envs(self.cx.env.iter().chain(&self.env).map(|(k, v)| (k, v)));
-        for k in &self.unset {
-            c.env_remove(k);
-        }
-        c
-    }
     fn line(&self) -> String {
         let env: String = self.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
         format!("$ {env}{}", self.argv.join(" "))
@@ -148,10 +133,20 @@ impl Sub<'_> {
     /// Runs to the end (or the step's deadline): its exit code (-1: killed by a
     /// signal) and its output, stdout and stderr in one file, appended whole to the log.
     pub fn out(self) -> Result<(i32, String), String> {
-        let (out, err) = (self.cx.part(), self.cx.part());
+        let part = || self.cx.log.with_extension(format!("{}.part", self.cx.parts.fetch_add(1, Ordering::Relaxed)));
+        let (out, err) = (part(), part());
         let file = File::create(&out).map_err(|e| e.to_string())?;
         let err_file = if self.stdout_only { File::create(&err) } else { file.try_clone() }.map_err(|e| e.to_string())?;
-        let child = self.command(file, err_file).spawn().map_err(|e| format!("could not start `{}`: {e}", self.argv[0]));
+        let mut c = Command::new(&self.argv[0]);
+        c.args(&self.argv[1..]).current_dir(&self.dir).stdin(Stdio::null()).process_group(0).stdout(file).stderr(err_file);
+        for k in CLEARED.split_whitespace() {
+            c.env_remove(k);
+        }
+        c.envs(self.cx.env.iter().chain(&self.env).map(|(k, v)| (k, v)));
+        for k in &self.unset {
+            c.env_remove(k);
+        }
+        let child = c.spawn().map_err(|e| format!("could not start `{}`: {e}", self.argv[0]));
         let status = child.map(|c| wait_until(c, self.cx.deadline));
         let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
         let (text, stderr) = (read(&out), read(&err));
@@ -177,13 +172,11 @@ impl Sub<'_> {
 /// if it had to be stopped.
 fn wait_until(mut child: Child, deadline: Instant) -> Option<ExitStatus> {
     loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            _ if Instant::now() >= deadline => break,
+            _ => thread::sleep(Duration::from_millis(50)),
         }
-        if Instant::now() >= deadline {
-            break;
-        }
-        thread::sleep(Duration::from_millis(50));
     }
     for (signal, pause) in [("-TERM", GRACE), ("-KILL", Duration::ZERO)] {
         let mut pids = descendants(child.id());
@@ -252,10 +245,8 @@ pub fn validate(steps: &[Step]) -> Result<(), String> {
         if steps[..i].iter().any(|t| t.name == s.name) {
             return Err(format!("two steps are named `{}`", s.name));
         }
-        for n in &s.needs {
-            if !steps[..i].iter().any(|t| &t.name == n) {
-                return Err(format!("`{}` needs `{n}`, which is not an earlier step", s.name));
-            }
+        if let Some(n) = s.needs.iter().find(|n| !steps[..i].iter().any(|t| &t.name == *n)) {
+            return Err(format!("`{}` needs `{n}`, which is not an earlier step", s.name));
         }
     }
     Ok(())
