@@ -1,15 +1,15 @@
 //! The steps that carry logic: what they run and what their output must show.
 //! Each returns a `Run` for the table (steps.rs) or is one.
 
-use crate::runner::{Cpu, Ctx, NEEDS, Run, cache_dir, line_matches};
+use crate::runner::{Cpu, Ctx, NEEDS, Run, Vars, cache_dir, line_matches};
 use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
 /// The environment every step starts from: the cross linkers and runners, the
 /// Wine prefix, the CPU random source the tests expect, the compiler cache.
-pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = [
+pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vars {
+    let mut env: Vars = [
         ("CARGO_TERM_COLOR", "never"),
         ("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", "aarch64-linux-gnu-gcc"),
         ("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", "qemu-aarch64 -L /usr/aarch64-linux-gnu"),

@@ -74,6 +74,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         Ok(dir) => format!("bash scripts/stat-tests.sh --quick --cache {}", dir.join("stat-tests").display()),
         Err(_) => "bash scripts/stat-tests.sh --quick".into(),
     };
+    let own = [".ci/firmware", ".ci/wasm-js", ".ci/wasm-bench", ".ci/clients", ".ci/mca", "examples/mpi"];
+    let fmt_own = format!("for m in {}; do cargo fmt --manifest-path $m/Cargo.toml --check; done", own.join(" "));
+    let (links, links_negative) = ("python3 scripts/check-doc-links.py", "python3 scripts/check-doc-links.py --negative-control");
     let mut t = vec![
         // ---- quick checks, no build: a stale patch or doc fails in seconds -------------------
         step("backends this CPU has", "meta", 60, Box::new(c::report_backends)),
@@ -81,26 +84,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("CONTRIBUTING.md shows `cargo xtask ci --list`", "meta", 60, Box::new(contributing_lists_the_steps)),
         step("cargo fmt --check", "meta", 120, cmd("cargo fmt --all --check")),
         step("cargo fmt --check (fuzz crate)", "meta", 120, cmd("cargo fmt --manifest-path fuzz/Cargo.toml --check")),
-        step(
-            "cargo fmt --check on .ci/firmware, .ci/wasm-js, .ci/wasm-bench, .ci/clients, .ci/mca, examples/mpi (their own workspaces)",
-            "meta",
-            120,
-            sh(
-                "for m in .ci/firmware .ci/wasm-js .ci/wasm-bench .ci/clients .ci/mca examples/mpi; do cargo fmt --manifest-path $m/Cargo.toml --check; done",
-            ),
-        ),
-        step(
-            "doc links, README code blocks and length, stability policy, files the guides show",
-            "meta",
-            300,
-            cmd("python3 scripts/check-doc-links.py"),
-        ),
-        step(
-            "files the guides show: negative control (each file altered by a byte must be reported)",
-            "meta",
-            300,
-            cmd("python3 scripts/check-doc-links.py --negative-control"),
-        ),
+        step(format!("cargo fmt --check on {} (their own workspaces)", own.join(", ")), "meta", 120, sh(&fmt_own)),
+        step("doc links, README code blocks and length, stability policy, files the guides show", "meta", 300, cmd(links)),
+        step("files the guides show: negative control (each file altered by a byte must be reported)", "meta", 300, cmd(links_negative)),
     ];
     // ---- the thread layer's mutants: the longest chains, so they start first -------------------
     for patch in ["residue-by-value-unscrubbed", "residue-by-value-shallow-unscrubbed", "short-batch-unscrubbed", "stack-mark-consumed"] {
