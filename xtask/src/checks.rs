@@ -55,10 +55,7 @@ pub fn cmd(argv: &str) -> Run {
 
 /// Says why the step cannot run here.
 pub fn skipped(why: &'static str) -> Run {
-    Box::new(move |cx| {
-        cx.skip(why);
-        Ok(())
-    })
+    Box::new(move |cx| cx.skip(why))
 }
 
 /// A bash script (pipes, redirections) that must succeed.
@@ -122,11 +119,8 @@ fn readme_gives(cx: &Ctx, command: &str) -> Result<String, String> {
 pub fn readme_test(cx: &Ctx) -> Result<(), String> {
     let readme = readme_gives(cx, "cargo test --all-features")?;
     let out = cx.cmd(&["cargo", "test", "--all-features"]).ok()?;
-    let ignored: usize = out
-        .lines()
-        .filter(|l| l.starts_with("test result:"))
-        .filter_map(|l| l.split("; ").find(|f| f.ends_with(" ignored")).and_then(|f| f.split(' ').next()?.parse::<usize>().ok()))
-        .sum();
+    let ignored_in = |l: &str| l.split("; ").find(|f| f.ends_with(" ignored"))?.split(' ').next()?.parse::<usize>().ok();
+    let ignored: usize = out.lines().filter(|l| l.starts_with("test result:")).filter_map(ignored_in).sum();
     let why = format!("the suite reports {ignored} tests ignored; README.md gives another number");
     fail_if(!readme.contains(&format!("reports {ignored} tests ignored")), why)?;
     cx.say(&format!("{ignored} tests ignored, as README.md says"));
@@ -150,9 +144,7 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
 /// and exactly the test targets `empty` ran no test.
 pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) -> Run {
     Box::new(move |cx| {
-        let mut argv = vec!["cargo", "test"];
-        argv.extend(args.split_whitespace());
-        argv.extend(["--", "--nocapture"]);
+        let argv: Vec<&str> = ["cargo", "test"].into_iter().chain(args.split_whitespace()).chain(["--", "--nocapture"]).collect();
         let (mut rc, mut out) = cx.cmd(&argv).envs(env).out()?;
         // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills
         // tests/signals.rs with "uncaught target signal 11" while a SIGALRM handler
@@ -270,9 +262,8 @@ pub const FAILS: i32 = i32::MIN;
 pub fn mutants_apply(cx: &Ctx) -> Result<(), String> {
     let patches = cx.cmd(&["git", "ls-files", "--cached", "--others", "--exclude-standard", ".ci/mutants/*.patch"]).stdout_only().ok()?;
     for p in patches.lines() {
-        cx.cmd(&["git", "apply", "--check", p])
-            .ok()
-            .map_err(|e| format!("{e}: update {p} to the code it changes (its header says how)"))?;
+        let stale = |e| format!("{e}: update {p} to the code it changes (its header says how)");
+        cx.cmd(&["git", "apply", "--check", p]).ok().map_err(stale)?;
     }
     cx.say(&format!("all {} patches in .ci/mutants apply", patches.lines().count()));
     Ok(())
@@ -283,15 +274,13 @@ pub fn mutants_apply(cx: &Ctx) -> Result<(), String> {
 /// The library's unit tests built with `-C target-feature=FEATURES` given to this crate
 /// alone (`cargo rustc`: the suite's dependencies are reused), run under `runner`
 /// (natively if empty); the compile-time selection test must have run and passed.
-pub fn static_selection(features: String, target: &'static [&'static str], runner: &'static [&'static str]) -> Run {
+pub fn static_selection(features: String, target: Args, runner: Args) -> Run {
     Box::new(move |cx| {
         if features.is_empty() {
             return skipped("this CPU has none of avx2, aes, vaes")(cx);
         }
         let exe = static_build(cx, &cx.root, &features, target)?;
-        let mut run: Vec<&str> = runner.to_vec();
-        run.extend([exe.as_str(), "backend::"]);
-        let out = cx.cmd(&run).ok()?;
+        let out = cx.cmd(&[runner, &[exe.as_str(), "backend::"]].concat()).ok()?;
         let pass = "test backend::tests::compile_time_target_features_select_their_backend ... ok";
         let why = format!("the compile-time selection test did not run and pass with -C target-feature={features}");
         fail_if(!out.lines().any(|l| l == pass), why)
@@ -410,10 +399,8 @@ pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
         firmware_build(cx, &cx.root, target, opt3)?;
         let (rc, out) = firmware_qemu(cx, &cx.target, target, "")?;
         fail_if(rc != 0, format!("the {target} firmware exited {rc} under QEMU (124: timed out)"))?;
-        let n: usize = out
-            .lines()
-            .find_map(|l| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse().ok())
-            .ok_or("no 'all N checks passed' line")?;
+        let all = |l: &str| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse::<usize>().ok();
+        let n = out.lines().find_map(all).ok_or("no 'all N checks passed' line")?;
         fail_if(n < 200, format!("the firmware ran {n} checks, fewer than 200 (vectors went missing?)"))?;
         fail_if(out.lines().any(|l| l.starts_with("FAIL")), "a FAIL line, yet exit 0")
     })
@@ -598,8 +585,7 @@ pub fn criu(cx: &Ctx) -> Result<(), String> {
     let v: Vec<u32> = version.split('.').filter_map(|p| p.parse().ok()).collect();
     if v.len() < 2 || (v[0], v[1]) < (4, 2) || cx.cmd(&["criu", "check"]).ok().is_err() {
         let v = if version.is_empty() { "none" } else { &version };
-        cx.skip(&format!("no CRIU 4.2 or later whose 'criu check' passes here (criu: {v}); see SECURITY.md"));
-        return Ok(());
+        return cx.skip(&format!("no CRIU 4.2 or later whose 'criu check' passes here (criu: {v}); see SECURITY.md"));
     }
     let exe = cx.target.join("debug/examples/criu_restore").display().to_string();
     cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok()?;
@@ -679,15 +665,10 @@ pub const MODELS: [(&str, &str); 2] = [("stacked borrows", ""), ("tree borrows",
 /// exit codes (the last failing one's) and outputs.
 pub fn miri_models(cx: &Ctx, dir: &Path, env: Env, build: &[&str], runs: [&[&[&str]]; 2]) -> Result<Vec<(i32, String)>, String> {
     let miri = |args: &[&str], flags: &str| {
-        let mut argv = vec!["cargo", "+nightly", "miri", "test", "--all-features"];
-        argv.extend(args);
-        let cases = [("PROPTEST_CASES", "1"), ("RATCHET_RNG_PROPTEST_CASES", "1")];
-        cx.cmd(&argv)
-            .dir(dir)
-            .unset("RUSTC_WRAPPER")
-            .envs(&cases)
-            .envs(&[("MIRIFLAGS", &format!("-Zmiri-disable-isolation {flags}"))])
-            .envs(env)
+        let argv = [&["cargo", "+nightly", "miri", "test", "--all-features"][..], args].concat();
+        let flags = format!("-Zmiri-disable-isolation {flags}");
+        let vars = [("PROPTEST_CASES", "1"), ("RATCHET_RNG_PROPTEST_CASES", "1"), ("MIRIFLAGS", &flags)];
+        cx.cmd(&argv).dir(dir).unset("RUSTC_WRAPPER").envs(&vars).envs(env)
     };
     miri(&[build, &["--no-run"]].concat(), "").ok()?;
     // Both models' commands as one queue for two workers, taken alternately from

@@ -79,9 +79,10 @@ impl Ctx {
         let argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
         Sub { cx: self, argv, env: vec![], unset: vec![], dir: self.root.clone(), stdout_only: false }
     }
-    /// Marks the step skipped, with the reason printed in its place.
-    pub fn skip(&self, why: &str) {
+    /// Marks the step skipped, with the reason printed in its place; `Ok`, for the step to return.
+    pub fn skip(&self, why: &str) -> Result<(), String> {
         *self.skipped.lock().unwrap() = Some(why.to_string());
+        Ok(())
     }
     /// Appends a line to the step's log.
     pub fn say(&self, line: &str) {
