@@ -57,23 +57,17 @@ fn inspected(file: &str, patch: &'static str, test: &'static str) -> Step {
 }
 
 pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
-    let msrv = std::fs::read_to_string(root.join("Cargo.toml"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("rust-version = \"")?.strip_suffix('"').map(String::from))
-        .unwrap_or_default();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let msrv = manifest.lines().find_map(|l| l.strip_prefix("rust-version = \"")?.strip_suffix('"')).unwrap_or_default();
     let auto = cpu.expect(&NEEDS.iter().map(|(n, _)| *n).collect::<Vec<_>>());
     let ct_expect = ["soft,interleaved32".to_string(), cpu.expect(&["x86_avx2", "x86_aesni"])].join(",").trim_end_matches(',').to_string();
     let x86_static: Vec<String> =
         ["avx2", "aes", "vaes", "avx512f", "avx512vl"].iter().filter(|f| cpu.has(&[f])).map(|f| format!("+{f}")).collect();
     let valgrind = [("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND), ("RATCHET_RNG_EXPECT_BACKENDS", &*ct_expect)];
-    let has_avx512 = cpu.has(&["avx512f", "avx512vl"]);
-    let has_aes = cpu.has(&["aes"]);
     // The seeded generators' verdicts are kept, keyed by the bytes judged (docs/STATISTICS.md).
-    let stat_quick = match crate::runner::cache_dir() {
-        Ok(dir) => format!("bash scripts/stat-tests.sh --quick --cache {}", dir.join("stat-tests").display()),
-        Err(_) => "bash scripts/stat-tests.sh --quick".into(),
-    };
+    let stat_cache = crate::runner::cache_dir().map(|d| format!(" --cache {}", d.join("stat-tests").display())).unwrap_or_default();
+    let stat_quick = format!("bash scripts/stat-tests.sh --quick{stat_cache}");
+    let has_aes = cpu.has(&["aes"]);
     let own = [".ci/firmware", ".ci/wasm-js", ".ci/wasm-bench", ".ci/clients", ".ci/mca", "examples/mpi"];
     let fmt_own = format!("for m in {}; do cargo fmt --manifest-path $m/Cargo.toml --check; done", own.join(" "));
     let (links, links_negative) = ("python3 scripts/check-doc-links.py", "python3 scripts/check-doc-links.py --negative-control");
@@ -227,7 +221,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             .env(&[("RATCHET_RNG_INSPECT", "1"), ("RATCHET_RNG_BACKEND", "soft"), ("RATCHET_RNG_PROPTEST_CASES", "48")]),
         asan("AddressSanitizer: every x86 backend this CPU has", &[], auto.clone()),
     ]);
-    t.push(if has_avx512 {
+    t.push(if cpu.has(&["avx512f", "avx512vl"]) {
         asan(
             "x86_64 without AVX-512, under AddressSanitizer",
             &[("RATCHET_RNG_NO_AVX512", "1")],
