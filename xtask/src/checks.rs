@@ -368,15 +368,12 @@ const M4: &str = "thumbv7em-none-eabihf";
 
 /// The firmware binary of `target` under its QEMU, with `arg` (e.g. corrupt=LABEL) on
 /// the program's command line; its exit code and output.
-fn firmware_qemu(cx: &Ctx, target_dir: &Path, target: &str, arg: &str) -> Result<(i32, String), String> {
-    let elf = target_dir.join(target).join("release/firmware");
-    let (machine, semi) = if target == M4 {
-        ("qemu-system-arm -M mps2-an386 -cpu cortex-m4", String::new())
-    } else {
-        (
-            "qemu-system-riscv32 -M virt -cpu rv32 -bios none",
-            if arg.is_empty() { ",arg=firmware".into() } else { format!(",arg=firmware,arg={arg}") },
-        )
+fn firmware_qemu(cx: &Ctx, target: &str, arg: &str) -> Result<(i32, String), String> {
+    let elf = cx.target.join(target).join("release/firmware");
+    let more = if arg.is_empty() { String::new() } else { format!(",arg={arg}") };
+    let (machine, semi) = match target {
+        M4 => ("qemu-system-arm -M mps2-an386 -cpu cortex-m4", String::new()),
+        _ => ("qemu-system-riscv32 -M virt -cpu rv32 -bios none", format!(",arg=firmware{more}")),
     };
     let line = format!("timeout 120 {machine} -nographic -monitor none -serial none -semihosting-config enable=on,target=native{semi}");
     let mut argv: Vec<String> = line.split(' ').map(String::from).chain(["-kernel".into(), elf.display().to_string()]).collect();
@@ -397,7 +394,7 @@ fn firmware_build(cx: &Ctx, tree: &Path, target: &str, opt3: bool) -> Result<(),
 pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
     Box::new(move |cx| {
         firmware_build(cx, &cx.root, target, opt3)?;
-        let (rc, out) = firmware_qemu(cx, &cx.target, target, "")?;
+        let (rc, out) = firmware_qemu(cx, target, "")?;
         fail_if(rc != 0, format!("the {target} firmware exited {rc} under QEMU (124: timed out)"))?;
         let all = |l: &str| l.strip_prefix("all ")?.strip_suffix(" checks passed")?.parse::<usize>().ok();
         let n = out.lines().find_map(all).ok_or("no 'all N checks passed' line")?;
@@ -410,7 +407,7 @@ pub fn firmware_checks(target: &'static str, opt3: bool) -> Run {
 pub fn firmware_negative(target: &'static str) -> Run {
     Box::new(move |cx| {
         let label = "golden:chacha20/iota";
-        let (rc, out) = firmware_qemu(cx, &cx.target, target, &format!("corrupt={label}"))?;
+        let (rc, out) = firmware_qemu(cx, target, &format!("corrupt={label}"))?;
         let want = [&*format!("FAIL {label} *byte 4095 *corrupted on purpose*"), "1 of # checks FAILED"];
         expect_output(&out, rc, 1, &want).map_err(|e| format!("negative control: {e}"))
     })
@@ -420,7 +417,7 @@ pub fn firmware_negative(target: &'static str) -> Run {
 /// stack-residue check must fail, and only it.
 pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
     let result = with_planted(cx, "fixslice32-stack-unscrubbed.patch", |tree| {
-        firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, &cx.target, M4, ""))
+        firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, M4, ""))
     })?;
     let (rc, out) = result?;
     firmware_build(cx, &cx.root, M4, false)?; // leave the real firmware built
