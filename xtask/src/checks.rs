@@ -1,5 +1,4 @@
-//! The steps that carry logic: what they run and what their output must show.
-//! Each returns a `Run` for the table (steps.rs) or is one.
+//! The steps that carry logic: what they run and what their output must show. Each returns a `Run` for steps.rs or is one.
 
 use crate::runner::{Cpu, Ctx, NEEDS, Run, Vars, cache_dir, line_matches};
 use std::collections::HashSet;
@@ -64,9 +63,8 @@ pub fn sh(script: &str) -> Run {
     Box::new(move |cx| cx.cmd(&["bash", "-c", &script]).ok().map(drop))
 }
 
-/// FILE is SCRIPT's output after rustfmt. The output is kept outside the clone, keyed
-/// by the script's, rustfmt's and Python's identity (sha256 of the script, both
-/// versions): a script that did not change is not run again (one took 49 s).
+/// FILE is SCRIPT's output after rustfmt. The output is kept outside the clone, keyed by the sha256 of the script and
+/// rustfmt's and Python's versions: a script that did not change is not run again (one took 49 s).
 pub fn generated(script: &'static str, file: &'static str) -> Run {
     Box::new(move |cx| {
         let dir = cache_dir()?.join("generated");
@@ -90,8 +88,7 @@ pub fn generated(script: &'static str, file: &'static str) -> Run {
     })
 }
 
-/// `argv` must succeed and its output hold a line matching `pass` (a runner that
-/// ran nothing would also exit 0).
+/// `argv` must succeed and its output hold a line matching `pass` (a runner that ran nothing would also exit 0).
 pub fn cmd_then(argv: &str, pass: &'static str) -> Run {
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
     Box::new(move |cx| expect_output(&cx.cmd(&argv).ok()?, 0, 0, &[pass]))
@@ -140,16 +137,14 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
 
 // ---- suites whose skips are counted ----------------------------------------------------
 
-/// `cargo test ARGS -- --nocapture` with env; then exactly `skips` SKIPPED notices
-/// and exactly the test targets `empty` ran no test.
+/// `cargo test ARGS -- --nocapture` with env; then exactly `skips` SKIPPED notices and exactly the targets `empty` ran no test.
 pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) -> Run {
     Box::new(move |cx| {
         let argv: Vec<&str> = ["cargo", "test"].into_iter().chain(args.split_whitespace()).chain(["--", "--nocapture"]).collect();
         let (mut rc, mut out) = cx.cmd(&argv).envs(env).out()?;
-        // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills
-        // tests/signals.rs with "uncaught target signal 11" while a SIGALRM handler
-        // draws (the handler's scenario is skipped under qemu-x86_64, where it always
-        // does). That one case is run again, once, and said; a second crash fails.
+        // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills tests/signals.rs with "uncaught
+        // target signal 11" while a SIGALRM handler draws (the handler's scenario is skipped under qemu-x86_64, where it
+        // always does). That one case is run again, once, and said; a second crash fails.
         if rc != 0 && out.contains("qemu: uncaught target signal") && out.contains("to rerun pass `--test signals`") {
             cx.say("---- the emulator crashed in tests/signals.rs (qemu: uncaught target signal): the suite again, once ----");
             (rc, out) = cx.cmd(&argv).envs(env).out()?;
@@ -191,8 +186,7 @@ pub fn empty_targets(root: &Path, out: &str) -> Vec<String> {
 
 // ---- mutants ---------------------------------------------------------------------------
 
-/// Runs `work` in the lane's own tree (never the checkout) with .ci/mutants/PATCH
-/// planted; the patch is taken out when `work` returns, or panics.
+/// Runs `work` in the lane's own tree (never the checkout) with .ci/mutants/PATCH planted, taken out when `work` returns or panics.
 pub fn with_planted<T>(cx: &Ctx, patch: &str, work: impl FnOnce(&Path) -> T) -> Result<T, String> {
     /// The planted patch, taken out again when dropped.
     struct Planted<'a>(&'a Ctx, &'a Path, String);
@@ -210,15 +204,13 @@ pub fn with_planted<T>(cx: &Ctx, patch: &str, work: impl FnOnce(&Path) -> T) -> 
     Ok(work(&tree))
 }
 
-/// `argv` in the lane's own tree with no patch planted: a step that shares the builds
-/// of the lane's mutants (the same configuration, the same sources).
+/// `argv` in the lane's own tree, no patch planted: it shares the builds of the lane's mutants (same configuration and sources).
 pub fn in_tree(argv: &str) -> Run {
     let argv: Vec<String> = argv.split_whitespace().map(String::from).collect();
     Box::new(move |cx| cx.cmd(&argv).dir(cx.tree()?).ok().map(drop))
 }
 
-/// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST:
-/// "test TEST ... FAILED", not a build error, an abort or a hang.
+/// With .ci/mutants/PATCH planted, `argv` (in the lane's tree) must fail in TEST: "test TEST ... FAILED", no build error, abort or hang.
 pub fn mutant(patch: &'static str, test: &str, env: Env, argv: &str) -> Run {
     caught(patch, env, argv, FAILS, &[&format!("test {test} ... FAILED")])
 }
@@ -237,8 +229,7 @@ pub fn caught(patch: &'static str, env: Env, argv: &str, code: i32, want: &[&str
     })
 }
 
-/// The output holds each of `want` (a line pattern, see `line_matches`) and the exit
-/// is `code` (any failure: `FAILS`).
+/// The output holds each of `want` (a line pattern, see `line_matches`) and the exit is `code` (any failure: `FAILS`).
 pub fn expect_output(out: &str, rc: i32, code: i32, want: &[&str]) -> Result<(), String> {
     for w in want {
         fail_if(!out.lines().any(|l| line_matches(w, l)), format!("no line `{w}` in the output (exit {rc})"))?;
@@ -271,9 +262,8 @@ pub fn mutants_apply(cx: &Ctx) -> Result<(), String> {
 
 // ---- backend selection at compile time ------------------------------------------------------
 
-/// The library's unit tests built with `-C target-feature=FEATURES` given to this crate
-/// alone (`cargo rustc`: the suite's dependencies are reused), run under `runner`
-/// (natively if empty); the compile-time selection test must have run and passed.
+/// The library's unit tests built with `-C target-feature=FEATURES` given to this crate alone (`cargo rustc`: the suite's
+/// dependencies are reused), run under `runner` (natively if empty); the compile-time selection test must run and pass.
 pub fn static_selection(features: String, target: Args, runner: Args) -> Run {
     Box::new(move |cx| {
         if features.is_empty() {
@@ -287,8 +277,7 @@ pub fn static_selection(features: String, target: Args, runner: Args) -> Run {
     })
 }
 
-/// The library's unit tests built in `dir` with `-C target-feature=FEATURES` given to
-/// this crate alone; the test executable's path.
+/// The library's unit tests built in `dir` with `-C target-feature=FEATURES` given to this crate alone; the executable's path.
 fn static_build(cx: &Ctx, dir: &Path, features: &str, target: &[&str]) -> Result<String, String> {
     let mut argv = vec!["cargo", "rustc", "--profile", "test", "--lib", "--all-features"];
     argv.extend(target);
@@ -305,8 +294,7 @@ fn static_build(cx: &Ctx, dir: &Path, features: &str, target: &[&str]) -> Result
     Ok(exe.to_string())
 }
 
-/// With PATCH planted, the library's unit test TEST, built with `-C
-/// target-feature=FEATURES` (this CPU's), must fail.
+/// With PATCH planted, the library's unit test TEST, built with `-C target-feature=FEATURES` (this CPU's), must fail.
 pub fn static_mutant(patch: &'static str, test: &'static str, features: String) -> Run {
     Box::new(move |cx| {
         if features.is_empty() {
@@ -324,10 +312,9 @@ pub fn static_mutant(patch: &'static str, test: &'static str, features: String) 
 
 // ---- Windows -----------------------------------------------------------------------------
 
-/// Runs `inner` with one persistent wineserver for the prefix. Without it each test
-/// binary's Wine may start a server that exits 3 s after its last client, and a binary
-/// that connects while it exits fails ("wine client error:0: recvmsg: Connection reset
-/// by peer": seen once in a run of the suite).
+/// Runs `inner` with one persistent wineserver for the prefix. Without it each test binary's Wine may start a server that
+/// exits 3 s after its last client, and a binary that connects while it exits fails ("wine client error:0: recvmsg:
+/// Connection reset by peer": seen once in a run of the suite).
 pub fn with_wineserver(inner: Run) -> Run {
     Box::new(move |cx| {
         cx.cmd(&[WINESERVER, "-p"]).ok()?;
@@ -366,8 +353,7 @@ pub fn bogus_rejected(cx: &Ctx) -> Result<(), String> {
 
 const M4: &str = "thumbv7em-none-eabihf";
 
-/// The firmware binary of `target` under its QEMU, with `arg` (e.g. corrupt=LABEL) on
-/// the program's command line; its exit code and output.
+/// The firmware binary of `target` under its QEMU, with `arg` (e.g. corrupt=LABEL) on its command line; exit code and output.
 fn firmware_qemu(cx: &Ctx, target: &str, arg: &str) -> Result<(i32, String), String> {
     let elf = cx.target.join(target).join("release/firmware");
     let more = if arg.is_empty() { String::new() } else { format!(",arg={arg}") };
@@ -413,8 +399,7 @@ pub fn firmware_negative(target: &'static str) -> Run {
     })
 }
 
-/// With the 32-bit AES kernel's stack scrub taken out, the Cortex-M4F firmware's
-/// stack-residue check must fail, and only it.
+/// With the 32-bit AES kernel's stack scrub taken out, the Cortex-M4F firmware's stack-residue check must fail, and only it.
 pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
     let result = with_planted(cx, "fixslice32-stack-unscrubbed.patch", |tree| {
         firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, M4, ""))
@@ -424,9 +409,8 @@ pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
     expect_output(&out, rc, 1, &["FAIL stack-residue aes_ctr_pool*", "1 of # checks FAILED"])
 }
 
-/// A firmware template as a user takes it: its tracked files copied out of the
-/// checkout, the path dependency pointed back, then exactly `cargo build --release`
-/// and `cargo run --release`: the lines docs/NO_STD.md shows, exit 0, the ELF's
+/// A firmware template as a user takes it: its tracked files copied out of the checkout, the path dependency pointed back,
+/// then exactly `cargo build --release` and `cargo run --release`: the lines docs/NO_STD.md shows, exit 0, the ELF's
 /// sections present, the committed Cargo.lock unchanged.
 pub fn firmware_template(dir: &'static str, elf: &'static str, sections: &'static [&'static str]) -> Run {
     Box::new(move |cx| {
@@ -597,9 +581,8 @@ pub fn criu(cx: &Ctx) -> Result<(), String> {
     cx.cmd(&["cargo", "build", "-q", "--example", "criu_restore"]).ok().map(drop)
 }
 
-/// examples/mpi's `mpi-pi` line, byte for byte that of examples/parallel.rs for the
-/// same job, on 1, 2 and 4 ranks, reversed, with jitter, for three generators;
-/// another key, another digest. Then, seeded from the rank (a mutant), it must differ.
+/// examples/mpi's `mpi-pi` line, byte for byte that of examples/parallel.rs for the same job, on 1, 2 and 4 ranks, reversed,
+/// with jitter, for three generators; another key, another digest. Then, seeded from the rank (a mutant), it must differ.
 pub fn mpi(cx: &Ctx) -> Result<(), String> {
     let build = |tree: &Path| {
         let m = tree.join("examples/mpi/Cargo.toml").display().to_string();
@@ -657,9 +640,8 @@ fn mpi_compare(cx: &Ctx) -> Result<(), String> {
 
 pub const MODELS: [(&str, &str); 2] = [("stacked borrows", ""), ("tree borrows", "-Zmiri-tree-borrows")];
 
-/// `cargo +nightly miri test --all-features` built once (`build`), then one run per
-/// aliasing model side by side, each a list of commands (model 0: `runs[0]`); their
-/// exit codes (the last failing one's) and outputs.
+/// `cargo +nightly miri test --all-features` built once (`build`), then one run per aliasing model side by side, each a
+/// list of commands (model 0: `runs[0]`); their exit codes (the last failing one's) and outputs.
 pub fn miri_models(cx: &Ctx, dir: &Path, env: Env, build: &[&str], runs: [&[&[&str]]; 2]) -> Result<Vec<(i32, String)>, String> {
     let miri = |args: &[&str], flags: &str| {
         let argv = [&["cargo", "+nightly", "miri", "test", "--all-features"][..], args].concat();
@@ -668,9 +650,8 @@ pub fn miri_models(cx: &Ctx, dir: &Path, env: Env, build: &[&str], runs: [&[&[&s
         cx.cmd(&argv).dir(dir).unset("RUSTC_WRAPPER").envs(&vars).envs(env)
     };
     miri(&[build, &["--no-run"]].concat(), "").ok()?;
-    // Both models' commands as one queue for two workers, taken alternately from
-    // each model's list: a model whose commands run shorter lends its core to
-    // the other's rest (one fixed thread per model left a core idle for a minute).
+    // Both models' commands as one queue for two workers, taken alternately from each model's list: a model whose commands
+    // run shorter lends its core to the other's rest (one fixed thread per model left a core idle for a minute).
     let mut jobs = Vec::new();
     for k in 0..runs[0].len().max(runs[1].len()) {
         jobs.extend((0..2).filter_map(|i| runs[i].get(k).map(|args| (i, *args))));
@@ -707,8 +688,7 @@ pub fn miri(env: Env, build: Args, runs: [&'static [Args]; 2]) -> Run {
     })
 }
 
-/// With PATCH planted, Miri must report undefined behaviour under both models, in
-/// each of `wheres` (the `-->` line after the report) if any.
+/// With PATCH planted, Miri must report undefined behaviour under both models, in each of `wheres` (the `-->` line) if any.
 pub fn miri_mutant(patch: &'static str, env: Env, build: Args, run: Args, wheres: Args) -> Run {
     Box::new(move |cx| {
         let results = with_planted(cx, patch, |tree| miri_models(cx, tree, env, build, [&[run], &[run]]))??;

@@ -1,7 +1,6 @@
-//! `cargo xtask ci`: ratchet-rng's CI, run by `bash .ci/run` after it has installed
-//! the tools. The steps are data (`steps.rs`, their checks in `checks.rs`); the
-//! runner (`runner.rs`) runs them over the cores, each with its own log and budget,
-//! and prints the time table. Standard library only (see Cargo.toml).
+//! `cargo xtask ci`: ratchet-rng's CI, run by `bash .ci/run` after it has installed the tools. The steps are data
+//! (`steps.rs`, their checks in `checks.rs`); the runner (`runner.rs`) runs them over the cores, each with its own log and
+//! budget, and prints the time table. Standard library only (see Cargo.toml).
 
 mod checks;
 mod runner;
@@ -15,10 +14,9 @@ use std::process::{Command, ExitCode};
 use std::thread;
 
 fn main() -> ExitCode {
-    // As every step's RUSTC_WRAPPER (a copy of this binary named sccache-wrapper):
-    // sccache, less the variables that configure cargo alone. sccache hashes every
-    // CARGO_* variable into its keys, and CARGO_TARGET_DIR differs per lane and per
-    // clone: with it, no lane, configuration or run would share a compiled crate.
+    // As every step's RUSTC_WRAPPER (a copy of this binary named sccache-wrapper): sccache, less the variables that
+    // configure cargo alone. sccache hashes every CARGO_* variable into its keys, and CARGO_TARGET_DIR differs per lane
+    // and per clone: with it, no lane, configuration or run would share a compiled crate.
     if std::env::current_exe().is_ok_and(|p| p.ends_with("sccache-wrapper")) {
         let mut sccache = Command::new("sccache");
         sccache.args(std::env::args_os().skip(1));

@@ -1,6 +1,5 @@
-//! The runner: a step's context and commands, each in its own process group with its
-//! output kept whole in the step's log; the scheduler, which runs the steps over the
-//! cores as their lanes and needs allow, with their budgets; the time table.
+//! The runner: a step's context and commands, each in its own process group with its output kept whole in the step's
+//! log; the scheduler, which runs the steps over the cores as their lanes and needs allow, with their budgets; the time table.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -15,13 +14,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// A whole run past this fails, naming its five slowest steps: growth shows up
-/// long before CI's hard limit of 90 minutes.
+/// A whole run past this fails, naming its five slowest steps: growth shows up long before CI's hard limit of 90 minutes.
 const RUN_LIMIT: Duration = Duration::from_secs(75 * 60);
 /// Between TERM and KILL when a step passes its budget.
 const GRACE: Duration = Duration::from_secs(10);
-/// Taken out of every step's environment, so that a step sees what `bash .ci/run`
-/// saw and not what `cargo xtask` or a caller's shell passed on.
+/// Taken out of every step's environment: a step sees what `bash .ci/run` saw, not what `cargo xtask` or a shell passed on.
 const CLEARED: &str = "RUSTUP_TOOLCHAIN RUSTC RUSTDOC RUSTFLAGS RUSTDOCFLAGS RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER MIRIFLAGS CARGO_INCREMENTAL \
     CARGO CARGO_TARGET_DIR CARGO_BUILD_TARGET CARGO_MANIFEST_DIR CARGO_MANIFEST_PATH CARGO_PKG_NAME CARGO_PKG_VERSION CARGO_PRIMARY_PACKAGE";
 
@@ -89,9 +86,8 @@ impl Ctx {
         let mut f = File::options().create(true).append(true).open(&self.log).expect("step log");
         let _ = writeln!(f, "{line}");
     }
-    /// This lane's private copy of the checkout (tracked and untracked, not ignored,
-    /// files; its own git repository): mutants are planted there, never in the
-    /// checkout that other lanes are building. Made fresh once per run.
+    /// This lane's private copy of the checkout (tracked and untracked, not ignored, files; its own git repository):
+    /// mutants are planted there, never in the checkout that other lanes are building. Made fresh once per run.
     pub fn tree(&self) -> Result<PathBuf, String> {
         let dir = self.root.join("target/trees").join(self.lane);
         if self.trees.lock().unwrap().insert(self.lane) {
@@ -134,8 +130,7 @@ impl Sub<'_> {
         let env: String = self.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
         format!("$ {env}{}", self.argv.join(" "))
     }
-    /// Runs to the end (or the step's deadline): its exit code (-1: killed by a
-    /// signal) and its output, stdout and stderr in one file, appended whole to the log.
+    /// Runs to the end (or the step's deadline): its exit code (-1: a signal) and its output (stdout and stderr), logged whole.
     pub fn out(self) -> Result<(i32, String), String> {
         let part = || self.cx.log.with_extension(format!("{}.part", self.cx.parts.fetch_add(1, Ordering::Relaxed)));
         let (out, err) = (part(), part());
@@ -171,9 +166,8 @@ impl Sub<'_> {
     }
 }
 
-/// Waits for `child` until `deadline`; past it, TERM to its process group and every
-/// descendant (CRIU and mpirun start groups of their own), a grace, then KILL. None
-/// if it had to be stopped.
+/// Waits for `child` until `deadline`; past it, TERM to its process group and every descendant (CRIU and mpirun start
+/// groups of their own), a grace, then KILL. None if it had to be stopped.
 fn wait_until(mut child: Child, deadline: Instant) -> Option<ExitStatus> {
     loop {
         match child.try_wait() {
@@ -237,8 +231,7 @@ impl Verdict {
     }
 }
 
-/// A pattern of `--only`/`--skip`: with `*` (any run of characters), the whole name;
-/// without, any part of it.
+/// A pattern of `--only`/`--skip`: with `*` (any run of characters), the whole name; without, any part of it.
 pub fn matches(pattern: &str, name: &str) -> bool {
     if pattern.contains('*') { line_matches(pattern, name) } else { name.contains(pattern) }
 }
@@ -256,8 +249,7 @@ pub fn validate(steps: &[Step]) -> Result<(), String> {
     Ok(())
 }
 
-/// The steps `--only` and `--skip` select: those matching `only` (all if empty) and
-/// what they need, less those matching `skip`.
+/// The steps `--only` and `--skip` select: those matching `only` (all if empty) and what they need, less those matching `skip`.
 pub fn select(steps: &[Step], only: &[String], skip: &[String]) -> Vec<bool> {
     let mut on: Vec<bool> = steps.iter().map(|s| only.is_empty() || only.iter().any(|p| matches(p, &s.name))).collect();
     for i in (0..steps.len()).rev() {
@@ -278,20 +270,17 @@ fn index(steps: &[Step], name: &str) -> usize {
     steps.iter().position(|t| t.name == name).unwrap()
 }
 
-/// Where the runner keeps what outlives a run and its clone: `$XDG_CACHE_HOME` (or
-/// `~/.cache`) `/ratchet-rng-ci`.
+/// Where the runner keeps what outlives a run and its clone: `$XDG_CACHE_HOME` (or `~/.cache`) `/ratchet-rng-ci`.
 pub fn cache_dir() -> Result<PathBuf, String> {
     let home = std::env::var("XDG_CACHE_HOME").or_else(|_| std::env::var("HOME").map(|h| format!("{h}/.cache")));
     Ok(PathBuf::from(home.map_err(|_| "neither XDG_CACHE_HOME nor HOME is set")?).join("ratchet-rng-ci"))
 }
 
-/// Lanes whose build directory lives in [`cache_dir`], kept between runs: their
-/// dependencies run build scripts that no compiler cache keeps (mpi-sys runs bindgen
-/// for a minute). Cargo rebuilds the clone's own crates there as anywhere.
+/// Lanes whose build directory lives in [`cache_dir`], kept between runs: their dependencies run build scripts that no
+/// compiler cache keeps (mpi-sys runs bindgen for a minute). Cargo rebuilds the clone's own crates there as anywhere.
 const KEPT_LANES: &[&str] = &["mpi"];
 
-/// A lane's build directory: `target/<lane>` (`host`: `target/`), or for a kept lane
-/// its directory in [`cache_dir`].
+/// A lane's build directory: `target/<lane>` (`host`: `target/`), or for a kept lane its directory in [`cache_dir`].
 fn lane_dir(root: &Path, lane: &str) -> PathBuf {
     match cache_dir() {
         Ok(dir) if KEPT_LANES.contains(&lane) => dir.join(format!("target-{lane}")),
@@ -350,8 +339,7 @@ impl Cpu {
         let has = |n: &&&str| NEEDS.iter().any(|(b, f)| b == *n && self.has(f));
         names.iter().filter(has).copied().collect::<Vec<_>>().join(",")
     }
-    /// The CPU random source a reseed after a new generation must mix in
-    /// (src/thread/generation/hardware.rs): RDSEED, else RDRAND.
+    /// The CPU random source a reseed after a new generation must mix in (src/thread/generation/hardware.rs): RDSEED, else RDRAND.
     pub fn random(&self) -> &'static str {
         [("rdseed", "RDSEED"), ("rdrand", "RDRAND")].iter().find(|(f, _)| self.has(&[f])).map_or("none", |(_, name)| name)
     }
@@ -421,9 +409,8 @@ pub fn run(root: &Path, cpu: &'static Cpu, common: Vars, steps: &[Step], on: &[b
                     let target = lane_dir(&root, s.lane);
                     let mut env = common.clone();
                     env.push(("CARGO_TARGET_DIR".into(), target.display().to_string()));
-                    // Incremental state costs a clean build about 10 % (98.6 s against 86.6 s for
-                    // `cargo test --all-features --no-run`); only the mutants' lane, which rebuilds
-                    // after a small patch, gains from it (3.7 s against 8.2 s a mutant).
+                    // Incremental state costs a clean build about 10 % (98.6 s against 86.6 s for `cargo test --all-features --no-run`);
+                    // only the mutants' lane, which rebuilds after a small patch, gains from it (3.7 s against 8.2 s a mutant).
                     env.extend((s.lane != "mutants").then(|| ("CARGO_INCREMENTAL".into(), "0".into())));
                     env.extend(s.env.iter().cloned());
                     let deadline = (started + Duration::from_secs(s.budget)).min(t0 + RUN_LIMIT);
@@ -464,9 +451,8 @@ pub fn run(root: &Path, cpu: &'static Cpu, common: Vars, steps: &[Step], on: &[b
                 }
             }
             verdict[i] = v;
-            // As CI runs it (CI=true, a fresh clone), a lane's directories go once its last
-            // step is done: kept to the end, a dozen of them took the disk of a machine
-            // that also holds its developer's builds.
+            // As CI runs it (CI=true, a fresh clone), a lane's directories go once its last step is done: kept to the end, a
+            // dozen of them took the disk of a machine that also holds its developer's builds.
             if std::env::var("CI").as_deref() == Ok("true")
                 && s.lane != "host"
                 && !steps.iter().zip(&verdict).any(|(t, v)| t.lane == s.lane && matches!(v, Verdict::Pending))

@@ -1,7 +1,6 @@
-//! The step table: what CI checks, in priority order. Each step names its lane (its
-//! build directory, `target/<lane>`: one step per lane at a time, in this order), its
-//! budget in seconds, the steps it needs, and its work (a command, or a function of
-//! checks.rs). CONTRIBUTING.md shows `cargo xtask ci --list`, this table's summary.
+//! The step table: what CI checks, in priority order. Each step names its lane (its build directory, `target/<lane>`:
+//! one step per lane at a time, in this order), its budget in seconds, the steps it needs, and its work (a command, or a
+//! function of checks.rs). CONTRIBUTING.md shows `cargo xtask ci --list`, this table's summary.
 
 use crate::checks::{self as c, cmd, cmd_then, sh};
 use crate::runner::{Cpu, Ctx, NEEDS, Run, Step, list};
@@ -171,9 +170,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("constant time under valgrind memcheck (test profile)", "host", 900, cmd("cargo test --all-features --test ct_valgrind")).env(&valgrind),
         step("constant-time negative control must be caught", "host", 600, c::ct_negative(&[], false)),
         // ---- emulation: aarch64 (qemu-user) -----------------------------------------------------
-        // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu-aarch64 gives each CPU, which the crate
-        // must read (`backend::tests::midr_is_read`); the Keccak choice follows the core
-        // table (issue 48): `max` (implementer 0) gets soft though it has SHA3.
+        // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu-aarch64 gives each CPU, which the crate must read
+        // (`backend::tests::midr_is_read`); the Keccak choice follows the core table (issue 48): `max` (implementer 0)
+        // gets soft though it has SHA3.
         step("aarch64 under qemu, default CPU (SHA3, AES, NEON)", "aarch64", 1500, cmd("cargo test --all-features --target aarch64-unknown-linux-gnu"))
             .env(&[("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_sha3,aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16"),
                 ("RATCHET_RNG_EXPECT_MIDR", "0x000f0510")]),
