@@ -191,18 +191,14 @@ fn wait_until(mut child: Child, deadline: Instant) -> Option<ExitStatus> {
 
 /// Every process below `pid`, from /proc.
 fn descendants(pid: u32) -> Vec<String> {
-    let mut parent_of = vec![];
-    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
-        if let (Ok(p), Some(Ok(pp))) = (e.file_name().to_string_lossy().parse::<u32>(), fields.get(1).map(|f| f.parse::<u32>())) {
-            parent_of.push((p, pp));
-        }
-    }
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let p = found[i];
+    // A process's parent is the second field after the command name (in parentheses) in /proc/PID/stat.
+    let parent = |e: fs::DirEntry| -> Option<(u32, u32)> {
+        let stat = fs::read_to_string(e.path().join("stat")).ok()?;
+        Some((e.file_name().to_str()?.parse().ok()?, stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?))
+    };
+    let parent_of: Vec<(u32, u32)> = fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(parent).collect();
+    let (mut found, mut i) = (vec![pid], 0);
+    while let Some(&p) = found.get(i) {
         found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
         i += 1;
     }

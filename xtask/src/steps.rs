@@ -31,17 +31,16 @@ const PORTABLE32: &[(&str, &str)] = &[("RATCHET_RNG_PORTABLE32", "1"), ("CARGO_T
 const LAZY: &[(&str, &str)] =
     &[("RATCHET_RNG_PORTABLE32", "1"), ("RATCHET_RNG_KECCAK_LAZY", "1"), ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND)];
 const WASI_RUNNER: (&str, &str) = ("CARGO_TARGET_WASM32_WASIP1_RUNNER", "node --disable-warning=ExperimentalWarning .ci/wasi-run.mjs");
-const ASAN_TESTS: &str = "--lib --test contracts";
+const ASAN: &[(&str, &str)] =
+    &[("RUSTFLAGS", "-Zsanitizer=address"), ("RATCHET_RNG_PROPTEST_CASES", "16"), ("RATCHET_RNG_LENGTH_SWEEP", "all")];
 const README_TEST: &str = "cargo test --all-features (the README's test command)";
-const PATCHES: &str = "every .ci/mutants patch applies";
 const WINDOWS_EMPTY: &str = "tests/fork.rs tests/injection.rs tests/memory_hygiene.rs tests/residue.rs tests/sandbox.rs \
     tests/scalar32_stack.rs tests/fixslice32_stack.rs tests/signals.rs tests/vm_generation.rs";
 
 /// The library's ASan suite with these build switches, expecting these backends.
 fn asan(name: &str, switches: &[(&str, &str)], expect: String) -> Step {
-    let env = [("RUSTFLAGS", "-Zsanitizer=address"), ("RATCHET_RNG_PROPTEST_CASES", "16"), ("RATCHET_RNG_LENGTH_SWEEP", "all")];
-    let argv = format!("cargo +nightly test --all-features --target x86_64-unknown-linux-gnu {ASAN_TESTS}");
-    step(name, "asan", 900, cmd(&argv)).env(&env).env(switches).env(&[("RATCHET_RNG_EXPECT_BACKENDS", &expect)])
+    let argv = "cargo +nightly test --all-features --target x86_64-unknown-linux-gnu --lib --test contracts";
+    step(name, "asan", 900, cmd(argv)).env(ASAN).env(switches).env(&[("RATCHET_RNG_EXPECT_BACKENDS", &expect)])
 }
 
 /// A thread-layer mutant in `lane`'s tree: `cargo test ARGS` must fail in TEST.
@@ -73,7 +72,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
     let mut t = vec![
         // ---- quick checks, no build: a stale patch or doc fails in seconds -------------------
         step("backends this CPU has", "meta", 60, Box::new(c::report_backends)),
-        step(PATCHES, "meta", 120, Box::new(c::mutants_apply)),
+        step("every .ci/mutants patch applies", "meta", 120, Box::new(c::mutants_apply)),
         step("CONTRIBUTING.md shows `cargo xtask ci --list`", "meta", 60, Box::new(contributing_lists_the_steps)),
         step("cargo fmt --check", "meta", 120, cmd("cargo fmt --all --check")),
         step("cargo fmt --check (fuzz crate)", "meta", 120, cmd("cargo fmt --manifest-path fuzz/Cargo.toml --check")),
@@ -241,8 +240,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         } else {
             c::skipped("the mutant plants the bug in the AES instruction kernels, which this CPU lacks")
         })
-        .env(&[("RUSTFLAGS", "-Zsanitizer=address"), ("RATCHET_RNG_PROPTEST_CASES", "16"), ("RATCHET_RNG_LENGTH_SWEEP", "all")])
-        .env(&[("RATCHET_RNG_EXPECT_BACKENDS", &auto)]),
+        .env(ASAN).env(&[("RATCHET_RNG_EXPECT_BACKENDS", &auto)]),
         step("s390x (big-endian) under qemu: cargo test --all-features, 0 skips", "s390x", 1500,
             c::counted(&[("RATCHET_RNG_PROPTEST_CASES", "16")], "--all-features --target s390x-unknown-linux-gnu", 0, "tests/sandbox.rs")),
         step("i686 (32-bit), natively: cargo test --all-features, 0 skips", "i686", 1200, c::counted(&[("RATCHET_RNG_PROPTEST_CASES", "48")],
