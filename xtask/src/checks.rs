@@ -5,8 +5,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
-/// The environment every step starts from: the cross linkers and runners, the
-/// Wine prefix, the CPU random source the tests expect, the compiler cache.
+/// The environment every step starts from: cross linkers and runners, the Wine prefix, the CPU random source expected, the compiler cache.
 pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vars {
     let mut env: Vars = [
         ("CARGO_TERM_COLOR", "never"),
@@ -34,12 +33,6 @@ pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vars {
 /// Debian's wine64 package puts its loader here (its /usr/bin/wine asks for wine32).
 pub const WINE: &str = "/usr/lib/wine/wine64";
 const WINESERVER: &str = "/usr/lib/wine/wineserver";
-
-/// The compiler cache's version, if it is on PATH.
-pub fn sccache() -> Option<String> {
-    let out = std::process::Command::new("sccache").arg("--version").output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
 
 /// `Err(why)` where `bad`: a check that did not hold.
 pub fn fail_if(bad: bool, why: impl Into<String>) -> Result<(), String> {
@@ -163,8 +156,7 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
     })
 }
 
-/// The test targets in `out` (cargo test's output) that ran no test; of a binary made
-/// of modules (tests/contracts.rs: `mod x;` for tests/x.rs), each module that ran none.
+/// The test targets in `out` (cargo test's output) that ran no test; of a binary of modules (`mod x;`), each that ran none.
 pub fn empty_targets(root: &Path, out: &str) -> Vec<String> {
     let (mut target, mut empty, mut modules) = ("", vec![], vec![]);
     for l in out.lines() {
@@ -324,8 +316,7 @@ pub fn with_wineserver(inner: Run) -> Run {
     })
 }
 
-/// The Wine prefix, made once; Wine 8 lacks bcryptprimitives.dll (ProcessPrng), which
-/// .ci/wine/bcryptprimitives.c provides in the prefix only.
+/// The Wine prefix, made once; Wine 8 lacks bcryptprimitives.dll (ProcessPrng): .ci/wine/bcryptprimitives.c, in the prefix only.
 pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
     let prefix = cx.target.join("wine");
     fs::create_dir_all(&cx.target).map_err(|e| e.to_string())?; // wine wants the prefix's parent
@@ -401,10 +392,8 @@ pub fn firmware_negative(target: &'static str) -> Run {
 
 /// With the 32-bit AES kernel's stack scrub taken out, the Cortex-M4F firmware's stack-residue check must fail, and only it.
 pub fn firmware_stack_mutant(cx: &Ctx) -> Result<(), String> {
-    let result = with_planted(cx, "fixslice32-stack-unscrubbed.patch", |tree| {
-        firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, M4, ""))
-    })?;
-    let (rc, out) = result?;
+    let planted = |tree: &Path| firmware_build(cx, tree, M4, false).and_then(|()| firmware_qemu(cx, M4, ""));
+    let (rc, out) = with_planted(cx, "fixslice32-stack-unscrubbed.patch", planted)??;
     firmware_build(cx, &cx.root, M4, false)?; // leave the real firmware built
     expect_output(&out, rc, 1, &["FAIL stack-residue aes_ctr_pool*", "1 of # checks FAILED"])
 }
@@ -514,8 +503,7 @@ pub fn ct_negative(env: Env, release: bool) -> Run {
     })
 }
 
-/// `stream GEN` writes a generator's raw output: its length, its bytes (the golden
-/// stream), exit 2 on a bad name, a quiet exit on a closed pipe.
+/// `stream GEN` writes a generator's raw output: its length, its bytes (the golden stream), exit 2 on a bad name, quiet on EPIPE.
 pub fn stream_example(cx: &Ctx) -> Result<(), String> {
     cx.cmd(&["cargo", "build", "--release", "--example", "stream"]).ok()?;
     let stream = cx.target.join("release/examples/stream").display().to_string();

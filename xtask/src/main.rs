@@ -20,10 +20,9 @@ fn main() -> ExitCode {
     if std::env::current_exe().is_ok_and(|p| p.ends_with("sccache-wrapper")) {
         let mut sccache = Command::new("sccache");
         sccache.args(std::env::args_os().skip(1));
-        for (k, _) in std::env::vars() {
-            if ["CARGO_TARGET_", "CARGO_TERM_", "CARGO_BUILD_", "CARGO_PROFILE_", "CARGO_INCREMENTAL"].iter().any(|p| k.starts_with(p)) {
-                sccache.env_remove(k);
-            }
+        let cargo_only = ["CARGO_TARGET_", "CARGO_TERM_", "CARGO_BUILD_", "CARGO_PROFILE_", "CARGO_INCREMENTAL"];
+        for (k, _) in std::env::vars().filter(|(k, _)| cargo_only.iter().any(|p| k.starts_with(p))) {
+            sccache.env_remove(k);
         }
         eprintln!("sccache-wrapper: could not start sccache: {}", sccache.exec());
         return ExitCode::FAILURE;
@@ -64,13 +63,12 @@ fn ci(args: &[String]) -> ExitCode {
             }
         }
     }
-    if jobs == 0 {
-        jobs = thread::available_parallelism().map_or(2, |n| n.get());
-    }
+    let jobs = if jobs == 0 { thread::available_parallelism().map_or(2, |n| n.get()) } else { jobs };
     // The compiler cache, kept outside the checkout between runs (~/.cache/sccache).
     let wrapper = root.join("target/ci/sccache-wrapper");
     let copied = fs::create_dir_all(root.join("target/ci")).and_then(|()| fs::copy(std::env::current_exe()?, &wrapper));
-    let cache = checks::sccache().filter(|_| copied.is_ok());
+    let version = Command::new("sccache").arg("--version").output().ok().filter(|o| o.status.success() && copied.is_ok());
+    let cache = version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     let common = checks::common_env(&root, cpu, cache.as_ref().map(|_| &*wrapper));
     let cache = cache.unwrap_or("none (sccache is not on PATH: every build is from scratch)".into());
     println!("cargo xtask ci on {}, {jobs} slots; compiler cache: {cache}; logs in target/ci/logs", cpu.model);

@@ -34,8 +34,7 @@ pub struct Step {
     pub name: String,
     /// Steps that must have passed (or skipped) first: they exist and come earlier.
     pub needs: Vec<String>,
-    /// Its build directory, `target/<lane>` (`host`: `target/` itself). One step per
-    /// lane at a time, in table order (cargo's lock, and the order that avoids rebuilds).
+    /// Its build directory, `target/<lane>`: one step per lane at a time, in table order (cargo's lock, and the order avoids rebuilds).
     pub lane: &'static str,
     /// The cores it keeps busy (2: two processes side by side); `--jobs` counts these.
     pub slots: usize,
