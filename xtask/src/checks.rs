@@ -292,10 +292,8 @@ pub fn static_mutant(patch: &'static str, test: &'static str, features: String) 
         if features.is_empty() {
             return skipped("this CPU has none of avx2, aes, vaes")(cx);
         }
-        let (rc, out) = with_planted(cx, patch, |tree| {
-            let exe = static_build(cx, tree, &features, &[])?;
-            cx.cmd(&[exe.as_str(), "--exact", test]).out()
-        })??;
+        let planted = |tree: &Path| static_build(cx, tree, &features, &[]).and_then(|exe| cx.cmd(&[&exe, "--exact", test]).out());
+        let (rc, out) = with_planted(cx, patch, planted)??;
         expect_output(&out, rc, FAILS, &[&format!("test {test} ... FAILED")]).map_err(|e| format!("with {patch} planted: {e}"))?;
         cx.say(&format!("mutant {patch}: caught with -C target-feature={features} (exit {rc}), as it must"));
         Ok(())
@@ -447,8 +445,7 @@ pub fn minimal_versions(cx: &Ctx) -> Result<(), String> {
     let copy = cx.target.join("copy");
     let _ = fs::remove_dir_all(&copy);
     fs::create_dir_all(&copy).map_err(|e| e.to_string())?;
-    let c = copy.display().to_string();
-    cx.cmd(&["bash", "-c", &format!("tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C {c}")]).ok()?;
+    cx.cmd(&["bash", "-c", &format!("tar --exclude=./target --exclude=./.git -cf - . | tar -xf - -C {}", copy.display())]).ok()?;
     let _ = fs::remove_file(copy.join("Cargo.lock"));
     cx.cmd(&["cargo", "+nightly", "update", "-Z", "direct-minimal-versions"]).dir(&copy).ok()?;
     cx.cmd(&["cargo", "tree", "--locked", "--depth", "1", "-e", "normal", "--all-features"]).dir(&copy).ok()?;

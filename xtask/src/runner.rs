@@ -247,11 +247,9 @@ pub fn validate(steps: &[Step]) -> Result<(), String> {
 /// The steps `--only` and `--skip` select: those matching `only` (all if empty) and what they need, less those matching `skip`.
 pub fn select(steps: &[Step], only: &[String], skip: &[String]) -> Vec<bool> {
     let mut on: Vec<bool> = steps.iter().map(|s| only.is_empty() || only.iter().any(|p| matches(p, &s.name))).collect();
-    for i in (0..steps.len()).rev() {
+    for (i, s) in steps.iter().enumerate().rev() {
         if on[i] {
-            for n in &steps[i].needs {
-                on[index(steps, n)] = true;
-            }
+            s.needs.iter().for_each(|n| on[index(steps, n)] = true);
         }
     }
     for (i, s) in steps.iter().enumerate() {
