@@ -82,8 +82,7 @@ impl Ctx {
     }
     /// Appends a line to the step's log.
     pub fn say(&self, line: &str) {
-        let mut f = File::options().create(true).append(true).open(&self.log).expect("step log");
-        let _ = writeln!(f, "{line}");
+        let _ = writeln!(File::options().create(true).append(true).open(&self.log).expect("step log"), "{line}");
     }
     /// This lane's private copy of the checkout (tracked and untracked, not ignored, files; its own git repository):
     /// mutants are planted there, never in the checkout that other lanes are building. Made fresh once per run.
@@ -176,9 +175,8 @@ fn wait_until(mut child: Child, deadline: Instant) -> Option<ExitStatus> {
         }
     }
     for (signal, pause) in [("-TERM", GRACE), ("-KILL", Duration::ZERO)] {
-        let mut pids = descendants(child.id());
-        pids.push(format!("-{}", child.id()));
-        let _ = Command::new("kill").arg(signal).arg("--").args(&pids).stderr(Stdio::null()).status();
+        let group = format!("-{}", child.id());
+        let _ = Command::new("kill").arg(signal).arg("--").args(descendants(child.id())).arg(group).stderr(Stdio::null()).status();
         let until = Instant::now() + pause;
         while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
             thread::sleep(Duration::from_millis(100));
