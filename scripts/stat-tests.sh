@@ -49,6 +49,7 @@
 #   generator fails only if the re-run ends FAILED.
 # Exit status: 0 all judged good; 1 a real failure; 2 usage; 3 a tool misbehaved.
 set -euo pipefail
+SELF=$(realpath "$0") # the cache's key hashes this file, wherever it was called from
 cd "$(dirname "$0")/.."
 
 ALL_GENS=(turboshake shake chacha8 chacha12 chacha20 aes thread)
@@ -239,7 +240,7 @@ echo "stat-tests: mode $mode, generators: ${gens[*]}; logs in $LOG"
 cache_entry() {
     [ -n "$cache" ] && [ "$mode" != self-test ] && [ "$1" != thread ] || return 0
     local key
-    key=$(cat "$0" "$(command -v dieharder)" "$(command -v rngtest)" | sha256sum | cut -c1-16)
+    key=$(cat "$SELF" "$(command -v dieharder)" "$(command -v rngtest)" | sha256sum | cut -c1-16)
     printf '%s/%s-%s-%s' "$cache" "$mode" "$1" "$key"
 }
 # digest GEN VARIANT N: the SHA-256 of the first N bytes of GEN's VARIANT stream.
