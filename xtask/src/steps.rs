@@ -25,6 +25,12 @@ impl Step {
     }
 }
 
+const MIRI_AVX512: c::Env = &[
+    ("RUSTFLAGS", "-C target-feature=+avx512f,+avx512vl,+aes,+vaes"),
+    ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256,x86_avx512,x86_vaes512"),
+];
+const MIRI_AVX2: c::Env =
+    &[("RUSTFLAGS", "-C target-feature=+avx2,+aes,+vaes"), ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256")];
 const INSPECT: &[(&str, &str)] = &[("RATCHET_RNG_INSPECT", "1")];
 const CUSTOM_GETRANDOM: &[(&str, &str)] = &[("RUSTFLAGS", "--cfg getrandom_backend=\"custom\"")];
 const PORTABLE32: &[(&str, &str)] = &[("RATCHET_RNG_PORTABLE32", "1"), ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", c::VALGRIND)];
@@ -202,6 +208,11 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("aarch64 kernels modelled by llvm-mca-19 against their peers (docs/PERFORMANCE.md)", "mca", 600,
             cmd("python3 scripts/aarch64-models.py --check")),
         // ---- Miri (two processes each: one per aliasing model) ---------------------------------
+        // Each Miri lane's build, one process, as a step of its own: it runs beside other work, and the two-process step
+        // after it (which starts only when both cores are free, near the end) finds its binaries built.
+        step("Miri: build the lib and contracts test binaries", "miri", 900, c::miri(&[], &["--lib", "--test", "contracts"], [&[], &[]])),
+        step("Miri: build the AVX-512 lib test binary", "miri-avx512", 900, c::miri(MIRI_AVX512, &["--lib"], [&[], &[]])),
+        step("Miri: build the AVX2 lib and contracts test binaries", "miri-avx2", 900, c::miri(MIRI_AVX2, &["--lib", "--test", "contracts"], [&[], &[]])),
         step("Miri: lib and integration tests, stacked and tree borrows", "miri", 1500, c::miri(&[], &["--lib", "--test", "contracts"], [
             &[&["--test", "contracts", "--", "thread_rng::", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
                 "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"],
@@ -413,12 +424,10 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
                     "hook_is_called_where_a_draw_passes"], &["src/thread/fork/atfork.rs", "src/inspect.rs"]))
             .slots(2),
         step("Miri: SIMD kernels and dispatch (AVX-512, AES-NI, VAES-256 and -512, AVX2), stacked and tree borrows", "miri-avx512", 1200,
-            c::miri(&[("RUSTFLAGS", "-C target-feature=+avx512f,+avx512vl,+aes,+vaes"), ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256,x86_avx512,x86_vaes512")],
-                &["--lib"], [&[&["--lib", "--", "backend::", "backends_match_soft_briefly"]], &[&["--lib", "--", "backend::", "backends_match_soft_briefly"]]]))
+            c::miri(MIRI_AVX512, &["--lib"], [&[&["--lib", "--", "backend::", "backends_match_soft_briefly"]], &[&["--lib", "--", "backend::", "backends_match_soft_briefly"]]]))
             .slots(2),
         step("Miri: hazmat tests on the AVX2, AES-NI and VAES-256 backends, stacked and tree borrows", "miri-avx2", 1200,
-            c::miri(&[("RUSTFLAGS", "-C target-feature=+avx2,+aes,+vaes"), ("RATCHET_RNG_EXPECT_BACKENDS", "x86_avx2,x86_aesni,x86_vaes256")],
-                &["--lib", "--test", "contracts"], [
+            c::miri(MIRI_AVX2, &["--lib", "--test", "contracts"], [
                     &[&["--test", "contracts", "--", "backends::", "--skip", "backends::aes_generator_on_every_aes_backend"]],
                     &[&["--test", "contracts", "--", "bad_input::ctr_counter_wraps_through_hazmat", "bad_input::wrong_seed_lengths_are_errors",
                         "bad_input::invalid_domain_bytes_are_reported_not_masked", "bad_input::try_from_rng_returns_the_source_error"],
