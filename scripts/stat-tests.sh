@@ -233,15 +233,13 @@ echo "stat-tests: mode $mode, generators: ${gens[*]}; logs in $LOG"
     for gen in "${gens[@]}"; do echo "$gen: $(seed_note "$gen")"; done
 } >"$LOG/README.txt"
 
-# judge GEN: both judges on GEN; writes its table row to $LOG/GEN.row and returns 1
-# if a judge failed it (a `die` inside returns 3).
 # --- cached verdicts (--cache) ----------------------------------------------------------
+# The entries' key: this script and both judges' binaries, hashed once.
+CACHE_KEY=$(cat "$SELF" "$(command -v dieharder)" "$(command -v rngtest)" | sha256sum | cut -c1-16)
 # cache_entry GEN: GEN's entry in the cache directory; nothing if GEN is never cached.
 cache_entry() {
     [ -n "$cache" ] && [ "$mode" != self-test ] && [ "$1" != thread ] || return 0
-    local key
-    key=$(cat "$SELF" "$(command -v dieharder)" "$(command -v rngtest)" | sha256sum | cut -c1-16)
-    printf '%s/%s-%s-%s' "$cache" "$mode" "$1" "$key"
+    printf '%s/%s-%s-%s' "$cache" "$mode" "$1" "$CACHE_KEY"
 }
 # digest GEN VARIANT N: the SHA-256 of the first N bytes of GEN's VARIANT stream.
 digest() {
@@ -268,6 +266,8 @@ remember() {
     mv "$entry.tmp" "$entry"
 }
 
+# judge GEN: both judges on GEN; writes its table row to $LOG/GEN.row and returns 1
+# if a judge failed it (a `die` inside returns 3).
 judge() {
     local gen=$1 start=$SECONDS rng_ok=pass dh_ok=pass
     rm -f "$LOG/$gen.bytes.txt" "$LOG/$gen.row"
