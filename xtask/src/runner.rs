@@ -267,9 +267,12 @@ pub fn cache_dir() -> Result<PathBuf, String> {
     Ok(PathBuf::from(home.map_err(|_| "neither XDG_CACHE_HOME nor HOME is set")?).join("ratchet-rng-ci"))
 }
 
-/// Lanes whose build directory lives in [`cache_dir`], kept between runs: their dependencies run build scripts that no
-/// compiler cache keeps (mpi-sys runs bindgen for a minute). Cargo rebuilds the clone's own crates there as anywhere.
-const KEPT_LANES: &[&str] = &["mpi"];
+/// Lanes whose build directory lives in [`cache_dir`], kept between runs: their dependencies are built where no compiler
+/// cache reaches (mpi-sys runs bindgen for a minute; Miri's builds bypass sccache, which cannot wrap its driver: about 44
+/// CPU-s of dependencies a lane, against 1 s for this crate, whose test crates Miri compiles as it runs them). Cargo
+/// rebuilds the clone's own crates there as anywhere; their file names do not change with their source, so a kept
+/// directory does not grow from run to run.
+const KEPT_LANES: &[&str] = &["mpi", "miri", "miri-avx512", "miri-avx2"];
 
 /// A lane's build directory: `target/<lane>` (`host`: `target/`), or for a kept lane its directory in [`cache_dir`].
 fn lane_dir(root: &Path, lane: &str) -> PathBuf {
