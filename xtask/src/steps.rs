@@ -217,9 +217,9 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
             &[&["--test", "contracts", "--", "thread_rng::", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::",
                 "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"],
                 &["--lib", "--", "--skip", "soft::", "--skip", "fixslice32::", "--skip", "interleaved32::", "--skip", "portable_lazy::",
-                "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"]],
+                "--skip", "aarch64_cpu::", "--skip", "fixslice32_matches_soft", "--skip", "scalar32_matches_soft", "--skip", "lanes_match_spec"]],
             &[&["--lib", "--", "thread::", "backend::", "compat::", "fixslice32_round_keys_are_zeroized_on_drop", "--skip", "thread::state::",
-                "--skip", "thread::generator::"], &["--test", "contracts", "--", "thread_rng::"]],
+                "--skip", "thread::generator::", "--skip", "aarch64_cpu::"], &["--test", "contracts", "--", "thread_rng::"]],
         ])).slots(2),
         // ---- the suite on other builds: introspection, portable, the Cortex-M firmware -------------
 
@@ -424,14 +424,15 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
                     "hook_is_called_where_a_draw_passes"], &["src/thread/fork/atfork.rs", "src/inspect.rs"]))
             .slots(2),
         step("Miri: SIMD kernels and dispatch (AVX-512, AES-NI, VAES-256 and -512, AVX2), stacked and tree borrows", "miri-avx512", 1200,
-            c::miri(MIRI_AVX512, &["--lib"], [&[&["--lib", "--", "backend::", "backends_match_soft_briefly"]], &[&["--lib", "--", "backend::", "backends_match_soft_briefly"]]]))
+            c::miri(MIRI_AVX512, &["--lib"], [&[&["--lib", "--", "backend::", "backends_match_soft_briefly", "--skip", "aarch64_cpu::"]],
+                &[&["--lib", "--", "backend::", "backends_match_soft_briefly", "--skip", "aarch64_cpu::"]]]))
             .slots(2),
         step("Miri: hazmat tests on the AVX2, AES-NI and VAES-256 backends, stacked and tree borrows", "miri-avx2", 1200,
             c::miri(MIRI_AVX2, &["--lib", "--test", "contracts"], [
                     &[&["--test", "contracts", "--", "backends::", "--skip", "backends::aes_generator_on_every_aes_backend"]],
                     &[&["--test", "contracts", "--", "bad_input::ctr_counter_wraps_through_hazmat", "bad_input::wrong_seed_lengths_are_errors",
                         "bad_input::invalid_domain_bytes_are_reported_not_masked", "bad_input::try_from_rng_returns_the_source_error"],
-                        &["--lib", "--", "backend::"], &["--test", "contracts", "--", "--exact", "backends::aes_generator_on_every_aes_backend"]],
+                        &["--lib", "--", "backend::", "--skip", "aarch64_cpu::"], &["--test", "contracts", "--", "--exact", "backends::aes_generator_on_every_aes_backend"]],
                 ]))
             .slots(2),
         // ---- last: what reads the finished tree ------------------------------------------------------
