@@ -3,7 +3,7 @@
 use crate::runner::{Cpu, Ctx, NEEDS, Run, Vars, cache_dir, line_matches};
 use std::collections::HashSet;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The environment every step starts from: cross linkers and runners, the Wine prefix, the CPU random source expected, the compiler cache.
 pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vars {
@@ -22,7 +22,7 @@ pub fn common_env(root: &Path, cpu: &Cpu, wrapper: Option<&Path>) -> Vars {
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    env.push(("WINEPREFIX".into(), root.join("target/windows/wine").display().to_string()));
+    env.push(("WINEPREFIX".into(), wine_prefix_dir(root).display().to_string()));
     if let Some(wrapper) = wrapper {
         env.push(("RUSTC_WRAPPER".into(), wrapper.display().to_string()));
         env.push(("SCCACHE_CACHE_SIZE".into(), "30G".into()));
@@ -314,20 +314,31 @@ pub fn with_wineserver(inner: Run) -> Run {
     })
 }
 
-/// The Wine prefix, made once; Wine 8 lacks bcryptprimitives.dll (ProcessPrng): .ci/wine/bcryptprimitives.c, in the prefix only.
+/// The Wine prefix: kept in [`cache_dir`] between runs (`wineboot --init` takes about 20 s; Wine updates a prefix it finds
+/// older than itself), else under `target/`.
+fn wine_prefix_dir(root: &Path) -> PathBuf {
+    cache_dir().map(|d| d.join("wine-prefix")).unwrap_or_else(|_| root.join("target/windows/wine"))
+}
+
+/// The Wine prefix, made once, in a directory of its own renamed into place when whole (a run killed in `wineboot` leaves
+/// no half prefix); Wine 8 lacks bcryptprimitives.dll (ProcessPrng): .ci/wine/bcryptprimitives.c, built into the prefix
+/// on every run, so that a changed source takes effect.
 pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
-    let prefix = cx.target.join("wine");
-    fs::create_dir_all(&cx.target).map_err(|e| e.to_string())?; // wine wants the prefix's parent
+    let prefix = wine_prefix_dir(&cx.root);
+    let io = |e: std::io::Error| e.to_string();
     if !prefix.join("drive_c/windows/system32").is_dir() {
-        cx.cmd(&[WINE, "wineboot", "--init"]).ok()?;
-        cx.cmd(&[WINESERVER, "-w"]).ok()?;
+        let new = prefix.with_extension("new");
+        let _ = fs::remove_dir_all(&new);
+        fs::create_dir_all(new.parent().unwrap()).map_err(io)?; // wine wants the prefix's parent
+        let at = [("WINEPREFIX", new.to_str().unwrap())];
+        cx.cmd(&[WINE, "wineboot", "--init"]).envs(&at).ok()?;
+        cx.cmd(&[WINESERVER, "-w"]).envs(&at).ok()?;
+        let _ = fs::remove_dir_all(&prefix);
+        fs::rename(&new, &prefix).map_err(io)?;
     }
-    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
-    if !dll.exists() {
-        let dll = dll.display().to_string();
-        let argv = ["x86_64-w64-mingw32-gcc", "-shared", "-O2", "-Wall", "-Werror", "-o", &dll, ".ci/wine/bcryptprimitives.c", "-lbcrypt"];
-        cx.cmd(&argv).ok()?;
-    }
+    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll").display().to_string();
+    let argv = ["x86_64-w64-mingw32-gcc", "-shared", "-O2", "-Wall", "-Werror", "-o", &dll, ".ci/wine/bcryptprimitives.c", "-lbcrypt"];
+    cx.cmd(&argv).ok()?;
     let v = cx.cmd(&[WINE, "--version"]).ok()?;
     cx.say(&format!("Wine prefix {} ready ({})", prefix.display(), v.trim()));
     Ok(())
