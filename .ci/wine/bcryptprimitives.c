@@ -2,7 +2,7 @@
  * ProcessPrng for Wine releases that lack bcryptprimitives.dll (Wine 8, as
  * Debian 12 ships it; Wine 9 has its own). Rust's std and getrandom import
  * ProcessPrng from that DLL on Windows 10+, so without it no Rust test binary
- * starts under Wine. CI only (.ci/run puts it in the Wine prefix): it forwards
+ * starts under Wine. CI only (the runner builds it into the Wine prefix): it forwards
  * to Wine's BCryptGenRandom with the system RNG, which reads the host's OS
  * generator. Never shipped, never linked into the crate.
  */
