@@ -146,7 +146,7 @@ fn emit_backend_families(soft: bool, [no_avx512, no_avx2, no_aes, no_sha3, ..]: 
             x86 && !no_aes && !no_avx2 && !no_avx512,
         ),
         ("ratchet_rng_aarch64_neon", arm && little_endian),
-        ("ratchet_rng_aarch64_sha3", arm && !no_sha3),
+        ("ratchet_rng_aarch64_sha3", arm && little_endian && !no_sha3),
         ("ratchet_rng_aarch64_aes", arm && !no_aes),
     ];
     // The portable kernels for 32-bit cores (`aes/fixslice32.rs`, the

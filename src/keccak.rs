@@ -10,12 +10,13 @@
 //! period (10 permutations) inside one target-feature boundary, with the state
 //! in registers throughout.
 
-/// The frame every register-resident SIMD kernel shares: the permutation with the
-/// rounds written out, and the ratchet period with one call site of it. A backend
-/// module defines `Lanes` (its register state), `load`, `store`, `write_rate` and
-/// `round` under its target features, then invokes this with those features and
-/// an expression for a zeroed register; the functions it generates are compiled
-/// with the same features, so everything inlines into one kernel per period.
+/// The frame the x86 register-resident SIMD kernels share (`aarch64_sha3` has
+/// its own, in assembly): the permutation with the rounds written out, and the
+/// ratchet period with one call site of it. A backend module defines `Lanes`
+/// (its register state), `load`, `store`, `write_rate` and `round` under its
+/// target features, then invokes this with those features and an expression
+/// for a zeroed register; the functions it generates are compiled with the
+/// same features, so everything inlines into one kernel per period.
 #[allow(
     unused_macros,
     reason = "used by the SIMD backends, which a build may leave out"
@@ -215,7 +216,7 @@ pub(crate) fn squeeze_period_kept<const ROUNDS: usize>(
 #[allow(dead_code, reason = "used by the tests and the `hazmat` feature")]
 pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [u64; LANES]) {
     match backend {
-        KeccakBackend::Soft => portable::permute::<PortableLane, ROUNDS>(state),
+        KeccakBackend::Soft => permute_portable::<ROUNDS>(state),
         #[cfg(ratchet_rng_keccak_interleaved32)]
         KeccakBackend::Interleaved32(_) => {
             portable::permute::<interleaved32::Interleaved, ROUNDS>(state);
@@ -232,6 +233,16 @@ pub(crate) fn permute<const ROUNDS: usize>(backend: KeccakBackend, state: &mut [
         #[cfg(ratchet_rng_aarch64_sha3)]
         KeccakBackend::Aarch64Sha3(_) => unsafe { aarch64_sha3::permute::<ROUNDS>(state) },
     }
+}
+
+/// The portable kernel's permutation, never inlined into [`permute`]: there its
+/// frame (it saves every callee-saved register) was set up on every call,
+/// whatever the backend; on aarch64 that put 12 stores and loads in front of
+/// each call of the SHA3 kernel (issue 48).
+#[allow(dead_code, reason = "used by `permute`")]
+#[inline(never)]
+fn permute_portable<const ROUNDS: usize>(state: &mut [u64; LANES]) {
+    portable::permute::<PortableLane, ROUNDS>(state);
 }
 
 /// One ratchet period written with the specification's permutation: the oracle
