@@ -130,17 +130,46 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
 
 // ---- suites whose skips are counted ----------------------------------------------------
 
+/// A suite under qemu-user: built first, then run with 10 minutes to finish (it takes 1 to 2). qemu-user can, rarely,
+/// deadlock a process that forks while other threads run (a stress run of the old runner at 2a8e7d2 hung in
+/// `fork::a_thousand_forks_give_a_thousand_distinct_outputs` under qemu-aarch64 and waited out the step's 25-minute
+/// budget; no native run ever hung there): a run past its 10 minutes is stopped, said, and run once more; a second
+/// overrun fails the step, as a hang of the crate's own would, twice.
+pub fn emulated(cx: &Ctx, argv: &[&str], env: Env) -> Result<(i32, String), String> {
+    let (cargo, rest) = argv.split_at(argv.iter().position(|a| *a == "--").unwrap_or(argv.len()));
+    cx.cmd(&[cargo, &["--no-run"]].concat()).envs(env).ok()?;
+    let limit = std::time::Duration::from_secs(600);
+    match cx.cmd(&[cargo, rest].concat()).envs(env).within(limit).out() {
+        Err(e) if e.contains(crate::runner::PAST_LIMIT) => {
+            cx.say("---- the suite ran past 10 minutes under qemu-user (hung): stopped; the suite again, once ----");
+            cx.cmd(&[cargo, rest].concat()).envs(env).within(limit).out()
+        }
+        result => result,
+    }
+}
+
+/// [`emulated`] as a step: `cargo test ARGS`, which must pass.
+pub fn emulated_suite(args: &'static str) -> Run {
+    Box::new(move |cx| {
+        let argv: Vec<&str> = ["cargo", "test"].into_iter().chain(args.split_whitespace()).collect();
+        let (rc, _) = emulated(cx, &argv, &[])?;
+        fail_if(rc != 0, format!("the suite failed (exit {rc})"))
+    })
+}
+
 /// `cargo test ARGS -- --nocapture` with env; then exactly `skips` SKIPPED notices and exactly the targets `empty` ran no test.
 pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) -> Run {
     Box::new(move |cx| {
         let argv: Vec<&str> = ["cargo", "test"].into_iter().chain(args.split_whitespace()).chain(["--", "--nocapture"]).collect();
-        let (mut rc, mut out) = cx.cmd(&argv).envs(env).out()?;
+        let qemu = args.contains("--target s390x") || args.contains("--target aarch64");
+        let run = || if qemu { emulated(cx, &argv, env) } else { cx.cmd(&argv).envs(env).out() };
+        let (mut rc, mut out) = run()?;
         // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills tests/signals.rs with "uncaught
         // target signal 11" while a SIGALRM handler draws (the handler's scenario is skipped under qemu-x86_64, where it
         // always does). That one case is run again, once, and said; a second crash fails.
         if rc != 0 && out.contains("qemu: uncaught target signal") && out.contains("to rerun pass `--test signals`") {
             cx.say("---- the emulator crashed in tests/signals.rs (qemu: uncaught target signal): the suite again, once ----");
-            (rc, out) = cx.cmd(&argv).envs(env).out()?;
+            (rc, out) = run()?;
         }
         let got = out.matches("SKIPPED").count();
         let got_empty = empty_targets(&cx.root, &out);

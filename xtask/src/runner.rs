@@ -45,6 +45,9 @@ pub struct Step {
     pub run: Run,
 }
 
+/// What [`Sub::out`] says of a command stopped at its own limit ([`Sub::within`]), before the step's deadline.
+pub const PAST_LIMIT: &str = "was still running past its limit";
+
 /// What a step's `run` reaches: its directories, environment, log and deadline.
 pub struct Ctx {
     pub root: PathBuf,
@@ -68,12 +71,13 @@ pub struct Sub<'a> {
     unset: Vec<String>,
     dir: PathBuf,
     stdout_only: bool,
+    limit: Option<Duration>,
 }
 
 impl Ctx {
     pub fn cmd<S: AsRef<str>>(&self, argv: &[S]) -> Sub<'_> {
         let argv = argv.iter().map(|a| a.as_ref().to_string()).collect();
-        Sub { cx: self, argv, env: vec![], unset: vec![], dir: self.root.clone(), stdout_only: false }
+        Sub { cx: self, argv, env: vec![], unset: vec![], dir: self.root.clone(), stdout_only: false, limit: None }
     }
     /// Marks the step skipped, with the reason printed in its place; `Ok`, for the step to return.
     pub fn skip(&self, why: &str) -> Result<(), String> {
@@ -124,6 +128,11 @@ impl Sub<'_> {
         self.stdout_only = true;
         self
     }
+    /// Stops it after `limit` (or at the step's deadline, if that comes first): the error then says [`PAST_LIMIT`].
+    pub fn within(mut self, limit: Duration) -> Self {
+        self.limit = Some(limit);
+        self
+    }
     fn line(&self) -> String {
         let env: String = self.env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
         format!("$ {env}{}", self.argv.join(" "))
@@ -144,13 +153,17 @@ impl Sub<'_> {
             c.env_remove(k);
         }
         let child = c.spawn().map_err(|e| format!("could not start `{}`: {e}", self.argv[0]));
-        let status = child.map(|c| wait_until(c, self.cx.deadline));
+        let until = self.limit.map_or(self.cx.deadline, |l| (Instant::now() + l).min(self.cx.deadline));
+        let status = child.map(|c| wait_until(c, until));
         let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap_or_default()).into_owned();
         let (text, stderr) = (read(&out), read(&err));
         let _ = (fs::remove_file(&out), fs::remove_file(&err));
         self.cx.say(format!("{}\n{}\n{}", self.line(), text.trim_end(), stderr.trim_end()).trim_end());
         match status? {
             Some(s) => Ok((s.code().unwrap_or(-1), text)),
+            None if Instant::now() < self.cx.deadline => {
+                Err(format!("`{}` {PAST_LIMIT} ({:?}): stopped", self.line(), self.limit.unwrap()))
+            }
             None => Err(format!("`{}` was still running at the step's deadline: stopped", self.line())),
         }
     }

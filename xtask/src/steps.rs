@@ -178,7 +178,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu-aarch64 gives each CPU, which the crate must read
         // (`backend::tests::midr_is_read`); the Keccak choice follows the core table (issue 48): `max` (implementer 0)
         // gets soft though it has SHA3.
-        step("aarch64 under qemu, default CPU (SHA3, AES, NEON)", "aarch64", 1500, cmd("cargo test --all-features --target aarch64-unknown-linux-gnu"))
+        step("aarch64 under qemu, default CPU (SHA3, AES, NEON)", "aarch64", 1500, c::emulated_suite("--all-features --target aarch64-unknown-linux-gnu"))
             .env(&[("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_sha3,aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16"),
                 ("RATCHET_RNG_EXPECT_MIDR", "0x000f0510")]),
         // The CPU changes the backends, not the thread layer (ChaCha8 on NEON on both
@@ -194,7 +194,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("aarch64 under qemu with -C target-feature=+sha3,+aes (backend selection)", "aarch64", 900,
             c::static_selection("+sha3,+aes".into(), &["--target", "aarch64-unknown-linux-gnu"], &["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"])),
         step("injection and VM generation tests under qemu-aarch64 (RATCHET_RNG_INSPECT=1)", "aarch64", 1200,
-            cmd("cargo test --all-features --target aarch64-unknown-linux-gnu --test injection --test vm_generation -- --nocapture"))
+            c::emulated_suite("--all-features --target aarch64-unknown-linux-gnu --test injection --test vm_generation -- --nocapture"))
             .env(&[("RATCHET_RNG_INSPECT", "1"), ("RATCHET_RNG_EXPECT_CPU_RANDOM", "RNDR"), ("RATCHET_RNG_PROPTEST_CASES", "48")]),
         step("mutant keccak-sha3-ranked-first.patch: keccak_detection_consults_the_core_table fails (aarch64)", "aarch64", 600,
             c::mutant("keccak-sha3-ranked-first.patch", "backend::tests::keccak_detection_consults_the_core_table", &[],
