@@ -130,22 +130,22 @@ pub fn readme_demo(cx: &Ctx) -> Result<(), String> {
 
 // ---- suites whose skips are counted ----------------------------------------------------
 
-/// A suite under qemu-user: built first, then run with 10 minutes to finish (it takes 1 to 2). qemu-user can, rarely,
-/// deadlock a process that forks while other threads run (a stress run of the old runner at 2a8e7d2 hung in
-/// `fork::a_thousand_forks_give_a_thousand_distinct_outputs` under qemu-aarch64 and waited out the step's 25-minute
-/// budget; no native run ever hung there): a run past its 10 minutes is stopped, said, and run once more; a second
-/// overrun fails the step, as a hang of the crate's own would, twice.
+/// A suite under qemu-user, built, then run with 10 minutes (it takes 1 to 2). The emulator's own failures are said and run
+/// once more (a second fails): a run past 10 minutes (qemu-user can deadlock a fork in a threaded process: once here, in a
+/// thousand forks under qemu-aarch64) and "uncaught target signal" in tests/signals.rs (once under qemu-s390x in CI).
 pub fn emulated(cx: &Ctx, argv: &[&str], env: Env) -> Result<(i32, String), String> {
     let (cargo, rest) = argv.split_at(argv.iter().position(|a| *a == "--").unwrap_or(argv.len()));
     cx.cmd(&[cargo, &["--no-run"]].concat()).envs(env).ok()?;
-    let limit = std::time::Duration::from_secs(600);
-    match cx.cmd(&[cargo, rest].concat()).envs(env).within(limit).out() {
-        Err(e) if e.contains(crate::runner::PAST_LIMIT) => {
-            cx.say("---- the suite ran past 10 minutes under qemu-user (hung): stopped; the suite again, once ----");
-            cx.cmd(&[cargo, rest].concat()).envs(env).within(limit).out()
+    let run = || cx.cmd(&[cargo, rest].concat()).envs(env).within(std::time::Duration::from_secs(600)).out();
+    let again = match run() {
+        Err(e) if e.contains(crate::runner::PAST_LIMIT) => "past 10 minutes under qemu-user (hung)",
+        Ok((rc, out)) if rc != 0 && out.contains("qemu: uncaught target signal") && out.contains("to rerun pass `--test signals`") => {
+            "the emulator crashed in tests/signals.rs (qemu: uncaught target signal)"
         }
-        result => result,
-    }
+        result => return result,
+    };
+    cx.say(&format!("---- {again}: the suite again, once ----"));
+    run()
 }
 
 /// [`emulated`] as a step: `cargo test ARGS`, which must pass.
@@ -162,15 +162,7 @@ pub fn counted(env: Env, args: &'static str, skips: usize, empty: &'static str) 
     Box::new(move |cx| {
         let argv: Vec<&str> = ["cargo", "test"].into_iter().chain(args.split_whitespace()).chain(["--", "--nocapture"]).collect();
         let qemu = args.contains("--target s390x") || args.contains("--target aarch64");
-        let run = || if qemu { emulated(cx, &argv, env) } else { cx.cmd(&argv).envs(env).out() };
-        let (mut rc, mut out) = run()?;
-        // qemu-user 7.2 itself, rarely (once in CI's s390x runs; 0 of 69 runs here), kills tests/signals.rs with "uncaught
-        // target signal 11" while a SIGALRM handler draws (the handler's scenario is skipped under qemu-x86_64, where it
-        // always does). That one case is run again, once, and said; a second crash fails.
-        if rc != 0 && out.contains("qemu: uncaught target signal") && out.contains("to rerun pass `--test signals`") {
-            cx.say("---- the emulator crashed in tests/signals.rs (qemu: uncaught target signal): the suite again, once ----");
-            (rc, out) = run()?;
-        }
+        let (rc, out) = if qemu { emulated(cx, &argv, env)? } else { cx.cmd(&argv).envs(env).out()? };
         let got = out.matches("SKIPPED").count();
         let got_empty = empty_targets(&cx.root, &out);
         let mut want: Vec<&str> = empty.split_whitespace().collect();
@@ -343,15 +335,12 @@ pub fn with_wineserver(inner: Run) -> Run {
     })
 }
 
-/// The Wine prefix: kept in [`cache_dir`] between runs (`wineboot --init` takes about 20 s; Wine updates a prefix it finds
-/// older than itself), else under `target/`.
+/// The Wine prefix, kept in [`cache_dir`] (`wineboot --init` takes 20 s; Wine updates a prefix older than itself).
 fn wine_prefix_dir(root: &Path) -> PathBuf {
     cache_dir().map(|d| d.join("wine-prefix")).unwrap_or_else(|_| root.join("target/windows/wine"))
 }
 
-/// The Wine prefix, made once, in a directory of its own renamed into place when whole (a run killed in `wineboot` leaves
-/// no half prefix); Wine 8 lacks bcryptprimitives.dll (ProcessPrng): .ci/wine/bcryptprimitives.c, built into the prefix
-/// on every run, so that a changed source takes effect.
+/// The Wine prefix, made once and renamed into place when whole; .ci/wine/bcryptprimitives.c built into it every run.
 pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
     let prefix = wine_prefix_dir(&cx.root);
     let io = |e: std::io::Error| e.to_string();
@@ -368,8 +357,7 @@ pub fn wine_prefix(cx: &Ctx) -> Result<(), String> {
     let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll").display().to_string();
     let argv = ["x86_64-w64-mingw32-gcc", "-shared", "-O2", "-Wall", "-Werror", "-o", &dll, ".ci/wine/bcryptprimitives.c", "-lbcrypt"];
     cx.cmd(&argv).ok()?;
-    let v = cx.cmd(&[WINE, "--version"]).ok()?;
-    cx.say(&format!("Wine prefix {} ready ({})", prefix.display(), v.trim()));
+    cx.say(&format!("Wine prefix {} ready ({})", prefix.display(), cx.cmd(&[WINE, "--version"]).ok()?.trim()));
     Ok(())
 }
 

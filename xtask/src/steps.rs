@@ -175,14 +175,12 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("constant time under valgrind memcheck (test profile)", "host", 900, cmd("cargo test --all-features --test ct_valgrind")).env(&valgrind),
         step("constant-time negative control must be caught", "host", 600, c::ct_negative(&[], false)),
         // ---- emulation: aarch64 (qemu-user) -----------------------------------------------------
-        // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu-aarch64 gives each CPU, which the crate must read
-        // (`backend::tests::midr_is_read`); the Keccak choice follows the core table (issue 48): `max` (implementer 0)
-        // gets soft though it has SHA3.
+        // RATCHET_RNG_EXPECT_MIDR: the MIDR_EL1 qemu gives each CPU, which the crate must read (`midr_is_read`); the Keccak
+        // choice follows the core table (issue 48): `max` (implementer 0) gets soft though it has SHA3.
         step("aarch64 under qemu, default CPU (SHA3, AES, NEON)", "aarch64", 1500, c::emulated_suite("--all-features --target aarch64-unknown-linux-gnu"))
             .env(&[("RATCHET_RNG_EXPECT_BACKENDS", "aarch64_sha3,aarch64_neon,aarch64_aes"), ("RATCHET_RNG_PROPTEST_CASES", "16"),
                 ("RATCHET_RNG_EXPECT_MIDR", "0x000f0510")]),
-        // The CPU changes the backends, not the thread layer (ChaCha8 on NEON on both
-        // CPUs; its fork, signal and sandbox suites ran on the default CPU above).
+        // The CPU changes the backends, not the thread layer (ChaCha8 on NEON on both CPUs; its fork, signal and sandbox suites ran above).
         step("aarch64 under qemu, QEMU_CPU=cortex-a72 (no SHA3): the suites the backends change (lib, contracts, outputs, compat, zeroize)",
             "aarch64", 1200, cmd("cargo test --all-features --target aarch64-unknown-linux-gnu --lib --test contracts --test outputs --test compat \
             --test zeroize -- --skip fork::a_thousand_forks_give_a_thousand_distinct_outputs --skip fork::raw_forks_give_distinct_outputs"))
@@ -208,8 +206,7 @@ pub fn table(root: &Path, cpu: &Cpu) -> Vec<Step> {
         step("aarch64 kernels modelled by llvm-mca-19 against their peers (docs/PERFORMANCE.md)", "mca", 600,
             cmd("python3 scripts/aarch64-models.py --check")),
         // ---- Miri (two processes each: one per aliasing model) ---------------------------------
-        // Each Miri lane's build, one process, as a step of its own: it runs beside other work, and the two-process step
-        // after it (which starts only when both cores are free, near the end) finds its binaries built.
+        // Each Miri lane's build (one process) is a step of its own, beside other work: the two-process step after it finds it built.
         step("Miri: build the lib and contracts test binaries", "miri", 900, c::miri(&[], &["--lib", "--test", "contracts"], [&[], &[]])),
         step("Miri: build the AVX-512 lib test binary", "miri-avx512", 900, c::miri(MIRI_AVX512, &["--lib"], [&[], &[]])),
         step("Miri: build the AVX2 lib and contracts test binaries", "miri-avx2", 900, c::miri(MIRI_AVX2, &["--lib", "--test", "contracts"], [&[], &[]])),
