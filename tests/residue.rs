@@ -456,6 +456,12 @@ fn no_key_or_unread_output_outside_the_state_pages() {
                         Some(i) => drop(hits.remove(i)),
                         None => unfound.push(format!("{}: {addr:#x}", cp.step)),
                     }
+                    // A window that overlaps a planted copy is the copy's own
+                    // doing: where the stream's byte next to the planted window
+                    // equals the memory next to the array (0, about once in 256
+                    // runs), the window one byte over matches too. Seen once,
+                    // as one extra hit at each copy's address + 1.
+                    hits.retain(|h| h.addr.abs_diff(addr) >= 16);
                 }
                 if !hits.is_empty() {
                     failures.push(format!(
