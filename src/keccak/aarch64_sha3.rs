@@ -74,6 +74,26 @@ const _: () = assert!(LANES == 25 && RATE_BYTES == 17 * 8);
 const _: () = assert!(BLOCKS_PER_PERIOD == 8 && RATCHET_PERIOD_BYTES == 8 * RATE_BYTES);
 const _: () = assert!(RATCHET_ZERO_BYTES == 4 * 8);
 
+/// `asm!` with every vector register, `v0`–`v31`, declared clobbered (the
+/// state, theta's words and the scratch fill all 32; the compiler saves the
+/// callee-saved `d8`–`d15` around the block) and no use of the stack.
+macro_rules! asm_all_vectors {
+    ($($body:tt)*) => {
+        asm!(
+            $($body)*
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
+            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
+            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            options(nostack),
+        )
+    };
+}
+
 /// The assembly of one round, `iota ∘ chi ∘ pi ∘ rho ∘ theta`, on the state
 /// with lane `(x, y)` in the low 64 bits of `v(x + 5y)`, in and out.
 /// `v25`–`v31` are scratch; `{rc}` points at the round constant and is
@@ -260,22 +280,13 @@ pub(crate) fn permute<const ROUNDS: usize>(state: &mut [u64; LANES]) {
     // - it uses only base, NEON and SHA3 instructions, and SHA3 is enabled
     //   (this function's target feature, which the caller guarantees).
     unsafe {
-        asm!(
+        asm_all_vectors!(
             load_state!(),
             rounds!(),
             store_state!(),
             state = in(reg) state.as_mut_ptr(),
             rc = inout(reg) round_constants.as_ptr() => _,
             rounds = inout(reg) ROUNDS => _,
-            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
-            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
-            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
-            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
-            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
-            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
-            options(nostack),
         );
     }
 }
@@ -320,7 +331,7 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
     //   output is, because this backend is compiled for little-endian
     //   targets only (build.rs).
     unsafe {
-        asm!(
+        asm_all_vectors!(
             load_state!(),
             // A block: the rate (lanes 0 to 16), then a permutation.
             "3:",
@@ -356,15 +367,6 @@ pub(crate) fn squeeze_period<const ROUNDS: usize>(
             rounds_per_permutation = in(reg) ROUNDS,
             rc = out(reg) _,
             rounds = out(reg) _,
-            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
-            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
-            out("v8") _, out("v9") _, out("v10") _, out("v11") _,
-            out("v12") _, out("v13") _, out("v14") _, out("v15") _,
-            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
-            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
-            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
-            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
-            options(nostack),
         );
     }
 }
